@@ -1,0 +1,168 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// CheckpointTrigger tells what caused a Checkpoint to be taken.
+// +kubebuilder:validation:Enum=git_commit;git_push;pr_created;validation_pass;step_complete;interval;manual;pre_compact
+type CheckpointTrigger string
+
+// The checkpoint triggers.
+const (
+	// TriggerGitCommit is a checkpoint taken after a git commit.
+	TriggerGitCommit CheckpointTrigger = "git_commit"
+	// TriggerGitPush is a checkpoint taken before a git push.
+	TriggerGitPush CheckpointTrigger = "git_push"
+	// TriggerPRCreated is a checkpoint taken after a pull request was opened.
+	TriggerPRCreated CheckpointTrigger = "pr_created"
+	// TriggerValidationPass is a checkpoint taken after a validation passed.
+	TriggerValidationPass CheckpointTrigger = "validation_pass"
+	// TriggerStepComplete is a checkpoint taken when a step completed.
+	TriggerStepComplete CheckpointTrigger = "step_complete"
+	// TriggerInterval is a checkpoint taken every spec.checkpointInterval.
+	TriggerInterval CheckpointTrigger = "interval"
+	// TriggerManual is a checkpoint asked for by a person or an agent.
+	TriggerManual CheckpointTrigger = "manual"
+	// TriggerPreCompact is a checkpoint taken before the agent's context is compacted.
+	TriggerPreCompact CheckpointTrigger = "pre_compact"
+)
+
+// CheckpointSpec is an immutable snapshot of a Hook's progress and workspace.
+type CheckpointSpec struct {
+	// HookName is the Hook, in the same namespace, that the checkpoint belongs to.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	HookName string `json:"hookName"`
+
+	// Trigger tells what caused the checkpoint.
+	Trigger CheckpointTrigger `json:"trigger"`
+
+	// Description is a short human-readable note.
+	// +kubebuilder:validation:MaxLength=1024
+	// +optional
+	Description string `json:"description,omitempty"`
+
+	// Step is the name of the Hook's current step when the checkpoint was taken.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Step string `json:"step,omitempty"`
+
+	// State is the Hook's state when the checkpoint was taken.
+	// +optional
+	State HookState `json:"state,omitempty"`
+
+	// Git is the state of the workspace's git repository.
+	// +optional
+	Git *GitState `json:"git,omitempty"`
+
+	// Files snapshots the workspace files that differ from HEAD, at most 1000.
+	// +kubebuilder:validation:MaxItems=1000
+	// +optional
+	Files []FileSnapshot `json:"files,omitempty"`
+
+	// FilesTruncated tells whether more files changed than Files holds.
+	// +optional
+	FilesTruncated bool `json:"filesTruncated,omitempty"`
+}
+
+// GitState is the state of a git working tree.
+type GitState struct {
+	// Branch is the checked-out branch; empty for a detached HEAD.
+	// +optional
+	Branch string `json:"branch,omitempty"`
+	// Commit is the HEAD commit.
+	// +kubebuilder:validation:Pattern=`^([0-9a-f]{40}|[0-9a-f]{64})?$`
+	// +optional
+	Commit string `json:"commit,omitempty"`
+	// Dirty tells whether the working tree differed from HEAD.
+	// +optional
+	Dirty bool `json:"dirty,omitempty"`
+	// SnapshotRef is the private git ref under refs/tether/ holding a commit of
+	// the whole working tree, untracked files included, from which it can be restored.
+	// +optional
+	SnapshotRef string `json:"snapshotRef,omitempty"`
+	// SnapshotCommit is the commit SnapshotRef pointed to.
+	// +kubebuilder:validation:Pattern=`^([0-9a-f]{40}|[0-9a-f]{64})?$`
+	// +optional
+	SnapshotCommit string `json:"snapshotCommit,omitempty"`
+}
+
+// FileSnapshot records one file of the workspace.
+type FileSnapshot struct {
+	// Path is the file's path relative to the workspace.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	Path string `json:"path"`
+	// Size is the file's size in bytes.
+	// +kubebuilder:validation:Minimum=0
+	Size int64 `json:"size"`
+	// ModTime is the file's modification time.
+	// +optional
+	ModTime *metav1.Time `json:"modTime,omitempty"`
+	// SHA256 is the hex SHA-256 of the file's content; empty for a deleted file.
+	// +kubebuilder:validation:Pattern=`^([0-9a-f]{64})?$`
+	// +optional
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+// CheckpointStatus is the observed state of a Checkpoint.
+type CheckpointStatus struct {
+	// ObservedGeneration is the generation of the spec that the status reflects.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions holds the Ready condition: whether the snapshot ref exists and can be restored.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// Checkpoint is an immutable snapshot of a Hook's progress: its step, the git
+// state of its workspace and the hashes of changed files. It is owned by its Hook.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=cp,categories=tether
+// +kubebuilder:printcolumn:name="Hook",type=string,JSONPath=`.spec.hookName`
+// +kubebuilder:printcolumn:name="Trigger",type=string,JSONPath=`.spec.trigger`
+// +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.spec.step`
+// +kubebuilder:printcolumn:name="Commit",type=string,JSONPath=`.spec.git.commit`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+// +kubebuilder:printcolumn:name="Description",type=string,JSONPath=`.spec.description`,priority=1
+type Checkpoint struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// Spec is the snapshot. It is immutable after creation.
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="spec is immutable"
+	Spec CheckpointSpec `json:"spec"`
+	// Status is the observed state of the snapshot.
+	// +optional
+	Status CheckpointStatus `json:"status,omitempty"`
+}
+
+// CheckpointList is a list of Checkpoints.
+// +kubebuilder:object:root=true
+type CheckpointList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	// Items are the Checkpoints.
+	Items []Checkpoint `json:"items"`
+}

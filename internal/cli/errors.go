@@ -1,0 +1,44 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+)
+
+// Exit codes of the tether binary. Scripts rely on them; docs/cli.md lists them.
+const (
+	// ExitOK means success.
+	ExitOK = 0
+	// ExitUsage means a usage or validation error; the message names the field.
+	ExitUsage = 1
+	// ExitConflictOrNotFound means a conflict or a missing object, which
+	// scripts need to tell apart from bad input.
+	ExitConflictOrNotFound = 2
+)
+
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error) int {
+	switch {
+	case err == nil:
+		return ExitOK
+	case apierrors.IsConflict(err), apierrors.IsNotFound(err), apierrors.IsAlreadyExists(err):
+		return ExitConflictOrNotFound
+	default:
+		return ExitUsage
+	}
+}
