@@ -97,7 +97,7 @@ type HookSpec struct {
 
 	// StaleAfter is how long a working task may go without a heartbeat before
 	// it is considered stale and moved to recovering.
-	// +kubebuilder:default="5m"
+	// +kubebuilder:default="5m0s"
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
@@ -105,7 +105,7 @@ type HookSpec struct {
 
 	// CheckpointInterval is how often an interval checkpoint is taken while a
 	// step is running.
-	// +kubebuilder:default="5m"
+	// +kubebuilder:default="5m0s"
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
@@ -153,7 +153,7 @@ type ValidationCommand struct {
 	Command []string `json:"command"`
 
 	// Timeout bounds the command's run time; on expiry its process group is killed.
-	// +kubebuilder:default="10m"
+	// +kubebuilder:default="10m0s"
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`

@@ -90,7 +90,7 @@ type WorkerSpec struct {
 	// HeartbeatTimeout is how long a Worker on another host may go without a
 	// heartbeat before it is considered lost. Workers on this host are
 	// watched through their process instead.
-	// +kubebuilder:default="2m"
+	// +kubebuilder:default="2m0s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +optional
@@ -148,7 +148,7 @@ type RestartPolicy struct {
 	MaxCrashes int32 `json:"maxCrashes,omitempty"`
 
 	// Window is the sliding time window in which crashes are counted.
-	// +kubebuilder:default="10m"
+	// +kubebuilder:default="10m0s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	// +optional

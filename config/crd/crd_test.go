@@ -97,8 +97,8 @@ func TestCRDShape(t *testing.T) {
 				"status.state": {"initializing", "step_pending", "step_running", "step_validating", "awaiting_human", "recovering", "completed", "failed", "abandoned"},
 			},
 			defaults: map[string]string{
-				"spec.staleAfter": `"5m"`, "spec.checkpointInterval": `"5m"`, "spec.maxCheckpoints": "50",
-				"spec.maxAttempts": "3", "spec.steps[].validate[].timeout": `"10m"`,
+				"spec.staleAfter": `"5m0s"`, "spec.checkpointInterval": `"5m0s"`, "spec.maxCheckpoints": "50",
+				"spec.maxAttempts": "3", "spec.steps[].validate[].timeout": `"10m0s"`,
 			},
 			validation: map[string]string{"spec": "step names must be unique"},
 		},
@@ -114,7 +114,7 @@ func TestCRDShape(t *testing.T) {
 				"status.phase": {"Pending", "Running", "Restarting", "Crashed", "CrashLoop", "Stopped", "Lost"},
 			},
 			defaults: map[string]string{
-				"spec.restart.auto": "false", "spec.restart.maxCrashes": "3", "spec.restart.window": `"10m"`,
+				"spec.restart.auto": "false", "spec.restart.maxCrashes": "3", "spec.restart.window": `"10m0s"`,
 				"spec.clearAssigneeOnCrash": "true",
 			},
 			validation: map[string]string{"spec": "command, adopt and template are mutually exclusive"},

@@ -1,0 +1,445 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package crdschema prunes, defaults and validates custom resources against
+// their CustomResourceDefinitions the way kube-apiserver does, so that the
+// local file store accepts and rejects exactly what a cluster would.
+//
+// It does not implement any schema logic itself: it wires together the
+// packages kube-apiserver uses for custom resources (structural schemas,
+// pruning, defaulting, OpenAPI validation with ratcheting, CEL
+// x-kubernetes-validations, list-type checks and ObjectMeta validation), in
+// the order of k8s.io/apiextensions-apiserver/pkg/registry/customresource
+// (strategy.go, status_strategy.go, validator.go),
+// pkg/apiserver/customresource_handler.go and
+// k8s.io/apiserver/pkg/registry/rest (BeforeCreate, BeforeUpdate).
+//
+// A store calls, for a write: Prune, then Default (the request decode), then
+// the strategy's preparation (status reset, generation, system metadata;
+// the store's business), then ValidateCreate, ValidateUpdate or
+// ValidateStatusUpdate, and ToAPIError on a non-empty result.
+package crdschema
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
+	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel/model"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	structurallisttype "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/listtype"
+	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/operation"
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	genericvalidation "k8s.io/apimachinery/pkg/api/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	celconfig "k8s.io/apiserver/pkg/apis/cel"
+	"k8s.io/apiserver/pkg/cel/common"
+	"k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+)
+
+// Validator validates and defaults custom resources against their CRDs.
+// It is safe for concurrent use; its methods only mutate the objects passed
+// to Prune and Default.
+type Validator struct {
+	versions map[schema.GroupVersionKind]*version
+}
+
+// version holds what kube-apiserver builds once per served CRD version.
+type version struct {
+	gvk        schema.GroupVersionKind
+	namespaced bool
+	structural *structuralschema.Structural
+	// schemaValidator validates the whole object, statusValidator only
+	// .status (nil without a status subresource or status schema).
+	schemaValidator apiservervalidation.SchemaValidator
+	statusValidator apiservervalidation.SchemaValidator
+	hasStatus       bool
+	// cel is nil when the schema has no x-kubernetes-validations.
+	cel *cel.Validator
+}
+
+// New builds structural schemas, defaulters and CEL validators once per CRD version.
+// Only served versions are registered. The CRDs are expected to have passed
+// the API server's CRD validation (config/crd tests that); New fails on what
+// it cannot serve.
+func New(crds []*apiextensionsv1.CustomResourceDefinition) (*Validator, error) {
+	v := &Validator{versions: map[schema.GroupVersionKind]*version{}}
+	for _, crd := range crds {
+		if crd.Spec.PreserveUnknownFields {
+			return nil, fmt.Errorf("CRD %s: spec.preserveUnknownFields is not supported", crd.Name)
+		}
+		for i := range crd.Spec.Versions {
+			cv := &crd.Spec.Versions[i]
+			if !cv.Served {
+				continue
+			}
+			gvk := schema.GroupVersionKind{Group: crd.Spec.Group, Version: cv.Name, Kind: crd.Spec.Names.Kind}
+			if _, dup := v.versions[gvk]; dup {
+				return nil, fmt.Errorf("CRD %s: %s is served by more than one CRD", crd.Name, gvk)
+			}
+			ver, err := newVersion(gvk, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, cv)
+			if err != nil {
+				return nil, fmt.Errorf("CRD %s version %s: %w", crd.Name, cv.Name, err)
+			}
+			v.versions[gvk] = ver
+		}
+	}
+	return v, nil
+}
+
+// newVersion mirrors the per-version setup of crdHandler.getOrCreateServingInfoFor.
+func newVersion(gvk schema.GroupVersionKind, namespaced bool, cv *apiextensionsv1.CustomResourceDefinitionVersion) (*version, error) {
+	if cv.Schema == nil || cv.Schema.OpenAPIV3Schema == nil {
+		return nil, fmt.Errorf("no schema")
+	}
+	if cv.Subresources != nil && cv.Subresources.Scale != nil {
+		return nil, fmt.Errorf("the scale subresource is not supported")
+	}
+	internal := &apiextensions.CustomResourceValidation{}
+	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(cv.Schema, internal, nil); err != nil {
+		return nil, fmt.Errorf("converting the schema to the internal version: %w", err)
+	}
+	s, err := structuralschema.NewStructural(internal.OpenAPIV3Schema)
+	if err != nil {
+		return nil, fmt.Errorf("the schema is not structural: %w", err)
+	}
+	// As the handler does: copy, since defaults are shared, then drop the
+	// unknown fields from defaults so that defaulting never adds them.
+	s = s.DeepCopy()
+	if err := structuraldefaulting.PruneDefaults(s); err != nil {
+		return nil, fmt.Errorf("pruning defaults: %w", err)
+	}
+	ver := &version{
+		gvk:        gvk,
+		namespaced: namespaced,
+		structural: s,
+		hasStatus:  cv.Subresources != nil && cv.Subresources.Status != nil,
+		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
+	}
+	if ver.schemaValidator, _, err = apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema); err != nil {
+		return nil, err
+	}
+	if ver.hasStatus {
+		if statusSchema, ok := internal.OpenAPIV3Schema.Properties["status"]; ok {
+			if ver.statusValidator, _, err = apiservervalidation.NewSchemaValidator(&statusSchema); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ver, nil
+}
+
+// Has reports whether gvk is served by one of the CRDs.
+func (v *Validator) Has(gvk schema.GroupVersionKind) bool {
+	_, ok := v.versions[gvk]
+	return ok
+}
+
+// Default applies the schema defaults to obj in place (as the API server does on decode of a request body and on read from storage).
+func (v *Validator) Default(gvk schema.GroupVersionKind, obj map[string]interface{}) error {
+	ver, ok := v.versions[gvk]
+	if !ok {
+		return fmt.Errorf("no CRD serves %s", gvk)
+	}
+	structuraldefaulting.Default(obj, ver.structural)
+	return nil
+}
+
+// Prune removes fields not in the schema from obj (metadata, apiVersion, kind preserved as the API server does) and returns the JSON paths of the removed fields, e.g. "spec.foo", "spec.steps[0].bar". A store in strict mode rejects when this is non-empty.
+//
+// Like the API server's decoder it also drops unknown metadata fields
+// (reported as "metadata.foo"), normalises metadata through ObjectMeta,
+// removes nulls from non-nullable fields without a default, and prunes inside
+// embedded resources. It does nothing for a gvk that no CRD serves.
+//
+// Where the API server would fail to decode (metadata or an embedded
+// resource of the wrong shape), Prune leaves that part as it is; the
+// Validate methods then report it as Invalid.
+func (v *Validator) Prune(gvk schema.GroupVersionKind, obj map[string]interface{}) []string {
+	ver, ok := v.versions[gvk]
+	if !ok {
+		return nil
+	}
+	// unstructuredSchemaCoercer.apply with returnUnknownFieldPaths, as for a
+	// request body; apiVersion and kind are skipped by pruning at the root.
+	objectMeta, foundMeta, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(obj, schemaobjectmeta.ObjectMetaOptions{
+		ReturnUnknownFieldPaths: true,
+	})
+	if err != nil {
+		foundMeta, unknown = false, nil
+	}
+	unknown = append(unknown, structuralpruning.PruneWithOptions(obj, ver.structural, true, structuralschema.UnknownFieldPathOptions{
+		TrackUnknownFieldPaths: true,
+	})...)
+	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, ver.structural)
+	if ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, obj, ver.structural, false, schemaobjectmeta.CoerceOptions{
+		ReturnUnknownFieldPaths: true,
+	}); ferr == nil {
+		unknown = append(unknown, paths...)
+	}
+	if foundMeta {
+		// ObjectMeta always converts; on the impossible error the original stays.
+		_ = schemaobjectmeta.SetObjectMeta(obj, objectMeta)
+	}
+	return unknown
+}
+
+// ValidateCreate validates a new object (already defaulted): OpenAPI schema (types, enums, patterns, min/max, required, maxItems, ...), CEL x-kubernetes-validations, and ObjectMeta (name must be a DNS-1123 subdomain, namespace a DNS-1123 label, labels/annotations valid, total annotations size, etc.).
+//
+// It is rest.ValidateCreate with the custom resource strategy.
+func (v *Validator) ValidateCreate(ctx context.Context, gvk schema.GroupVersionKind, obj map[string]interface{}) field.ErrorList {
+	ver, ok := v.versions[gvk]
+	if !ok {
+		return notServed(gvk)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+
+	// customResourceStrategy.Validate
+	var errs field.ErrorList
+	errs = append(errs, ver.validateResource(ctx, u)...)
+	errs = append(errs, schemaobjectmeta.Validate(ctx, nil, u.Object, ver.structural, false)...)
+	errs = append(errs, structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, u.Object)...)
+	errs = append(errs, ver.validateCEL(ctx, errs, u.Object, nil)...)
+
+	// rest.ValidateCreate: the common ObjectMeta checks run only when the
+	// strategy found nothing, so that its more specific messages win.
+	if len(errs) == 0 {
+		errs = append(errs, genericvalidation.ValidateObjectMetaAccessor(u, ver.namespaced, validatePathSegment, field.NewPath("metadata"))...)
+	}
+	return errs
+}
+
+// ValidateUpdate validates obj against old, including CEL transition rules that use oldSelf (e.g. the Checkpoint rule `self == oldSelf` on spec), and ObjectMeta update rules (immutable name/namespace/uid/creationTimestamp).
+//
+// It is rest.ValidateUpdate with the custom resource strategy, with
+// validation ratcheting (the CRDValidationRatcheting feature is GA and
+// locked on): errors in values unchanged from old are not reported.
+func (v *Validator) ValidateUpdate(ctx context.Context, gvk schema.GroupVersionKind, obj, old map[string]interface{}) field.ErrorList {
+	ver, ok := v.versions[gvk]
+	if !ok {
+		return notServed(gvk)
+	}
+	uNew := &unstructured.Unstructured{Object: obj}
+	uOld := &unstructured.Unstructured{Object: old}
+
+	errs := ver.validateCommonFields(uNew, uOld)
+
+	// customResourceStrategy.ValidateUpdate
+	correlated := common.NewCorrelatedObject(uNew.Object, uOld.Object, &model.Structural{Structural: ver.structural})
+	var strategyErrs field.ErrorList
+	strategyErrs = append(strategyErrs, ver.validateResourceUpdate(ctx, uNew, uOld, apiservervalidation.WithRatcheting(correlated))...)
+	strategyErrs = append(strategyErrs, schemaobjectmeta.Validate(ctx, nil, uNew.Object, ver.structural, false)...)
+	if oldErrs := structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, uOld.Object); len(oldErrs) == 0 {
+		strategyErrs = append(strategyErrs, structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, uNew.Object)...)
+	}
+	strategyErrs = append(strategyErrs, ver.validateCEL(ctx, strategyErrs, uNew.Object, uOld.Object, cel.WithRatcheting(correlated))...)
+
+	return append(errs, strategyErrs...)
+}
+
+// ValidateStatusUpdate validates a status-subresource update the way the API server's status strategy does (schema of status, CEL rules applicable, and metadata).
+//
+// obj must already be what the status strategy's PrepareForUpdate makes of
+// the request: old with only .status (and managedFields) taken from the
+// request. Only .status is checked against the OpenAPI schema, with
+// ratcheting; CEL rules run on the whole object with ratcheting, so rules
+// on unchanged parts such as spec pass.
+func (v *Validator) ValidateStatusUpdate(ctx context.Context, gvk schema.GroupVersionKind, obj, old map[string]interface{}) field.ErrorList {
+	ver, ok := v.versions[gvk]
+	if !ok {
+		return notServed(gvk)
+	}
+	if !ver.hasStatus {
+		return field.ErrorList{field.InternalError(field.NewPath("status"), fmt.Errorf("%s has no status subresource", gvk))}
+	}
+	uNew := &unstructured.Unstructured{Object: obj}
+	uOld := &unstructured.Unstructured{Object: old}
+
+	errs := ver.validateCommonFields(uNew, uOld)
+
+	// statusStrategy.ValidateUpdate
+	correlated := common.NewCorrelatedObject(uNew.Object, uOld.Object, &model.Structural{Structural: ver.structural})
+	var strategyErrs field.ErrorList
+	strategyErrs = append(strategyErrs, ver.validateStatusUpdate(ctx, uNew, uOld, apiservervalidation.WithRatcheting(correlated.Key("status")))...)
+	if newErrs := structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, uNew.Object); len(newErrs) > 0 {
+		if oldErrs := structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, uOld.Object); len(oldErrs) == 0 {
+			strategyErrs = append(strategyErrs, newErrs...)
+		}
+	}
+	strategyErrs = append(strategyErrs, ver.validateCEL(ctx, strategyErrs, uNew.Object, uOld.Object, cel.WithRatcheting(correlated))...)
+
+	return append(errs, strategyErrs...)
+}
+
+// ToAPIError turns a non-empty ErrorList into the same *apierrors.StatusError kube-apiserver returns (apierrors.NewInvalid with the GroupKind and name), so reason (Invalid, 422) and field paths match.
+// It returns nil for an empty list.
+func ToAPIError(gvk schema.GroupVersionKind, name string, errs field.ErrorList) error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return apierrors.NewInvalid(gvk.GroupKind(), name, errs)
+}
+
+func notServed(gvk schema.GroupVersionKind) field.ErrorList {
+	return field.ErrorList{field.InternalError(nil, fmt.Errorf("no CRD serves %s", gvk))}
+}
+
+// validateCommonFields is rest.validateCommonFields: the generic ObjectMeta
+// checks every update goes through before the strategy's own.
+func (ver *version) validateCommonFields(obj, old *unstructured.Unstructured) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, genericvalidation.ValidateObjectMetaAccessor(obj, ver.namespaced, validatePathSegment, field.NewPath("metadata"))...)
+	errs = append(errs, genericvalidation.ValidateObjectMetaAccessorUpdate(obj, old, field.NewPath("metadata"))...)
+	return errs
+}
+
+// validateResource is customResourceValidator.Validate (without scale).
+func (ver *version) validateResource(ctx context.Context, obj *unstructured.Unstructured) field.ErrorList {
+	if errs := ver.validateTypeMeta(obj); len(errs) > 0 {
+		return errs
+	}
+	var errs field.ErrorList
+	errs = append(errs, ver.validateObjectMeta(ctx, operation.Create, obj, nil)...)
+	errs = append(errs, apiservervalidation.ValidateCustomResource(nil, obj.UnstructuredContent(), ver.schemaValidator)...)
+	return errs
+}
+
+// validateResourceUpdate is customResourceValidator.ValidateUpdate (without scale).
+func (ver *version) validateResourceUpdate(ctx context.Context, obj, old *unstructured.Unstructured, opts ...apiservervalidation.ValidationOption) field.ErrorList {
+	if errs := ver.validateTypeMeta(obj); len(errs) > 0 {
+		return errs
+	}
+	var errs field.ErrorList
+	errs = append(errs, ver.validateObjectMeta(ctx, operation.Update, obj, old)...)
+	errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(nil, obj.UnstructuredContent(), old.UnstructuredContent(), ver.schemaValidator, opts...)...)
+	return errs
+}
+
+// validateStatusUpdate is customResourceValidator.ValidateStatusUpdate (without scale).
+func (ver *version) validateStatusUpdate(ctx context.Context, obj, old *unstructured.Unstructured, opts ...apiservervalidation.ValidationOption) field.ErrorList {
+	if errs := ver.validateTypeMeta(obj); len(errs) > 0 {
+		return errs
+	}
+	var errs field.ErrorList
+	errs = append(errs, ver.validateObjectMeta(ctx, operation.Update, obj, old)...)
+	if status, hasStatus := obj.UnstructuredContent()["status"]; hasStatus {
+		errs = append(errs, apiservervalidation.ValidateCustomResourceUpdate(field.NewPath("status"), status, old.UnstructuredContent()["status"], ver.statusValidator, opts...)...)
+	}
+	return errs
+}
+
+// validateTypeMeta is customResourceValidator.ValidateTypeMeta.
+func (ver *version) validateTypeMeta(obj *unstructured.Unstructured) field.ErrorList {
+	var errs field.ErrorList
+	if kind := obj.GetKind(); kind != ver.gvk.Kind {
+		errs = append(errs, field.Invalid(field.NewPath("kind"), kind, fmt.Sprintf("must be %v", ver.gvk.Kind)))
+	}
+	if apiVersion, want := obj.GetAPIVersion(), ver.gvk.GroupVersion().String(); apiVersion != want {
+		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), apiVersion, fmt.Sprintf("must be %v", want)))
+	}
+	return errs
+}
+
+// validateObjectMeta is customResourceValidator.validateObjectMetaDeclaratively
+// (create) and validateObjectMetaUpdateDeclaratively (update): a custom
+// resource's name must be a DNS-1123 subdomain.
+func (ver *version) validateObjectMeta(ctx context.Context, op operation.Type, obj, old *unstructured.Unstructured) field.ErrorList {
+	metadata, errs := objectMeta(obj)
+	if len(errs) > 0 {
+		return errs
+	}
+	nameFn := genericvalidation.NameIsDNSSubdomain
+	var oldMetadata *metav1.ObjectMeta
+	if op == operation.Update {
+		nameFn = nil
+		if oldMetadata, errs = objectMeta(old); len(errs) > 0 {
+			return errs
+		}
+	}
+	return genericvalidation.ValidateObjectMetaDeclaratively(ctx, op, metadata, oldMetadata, ver.namespaced, nameFn, field.NewPath("metadata"),
+		utilfeature.DefaultFeatureGate.Enabled(features.DeclarativeValidationBeta))
+}
+
+// validateCEL runs the x-kubernetes-validations rules unless errs already
+// holds a blocking error, as the custom resource strategies do.
+func (ver *version) validateCEL(ctx context.Context, errs field.ErrorList, obj, old map[string]interface{}, opts ...cel.Option) field.ErrorList {
+	if ver.cel == nil {
+		return nil
+	}
+	if blocking := blockingErr(errs); blocking != nil {
+		return field.ErrorList{blocking}
+	}
+	var oldObj interface{}
+	if old != nil {
+		oldObj = old
+	}
+	celErrs, _ := ver.cel.Validate(ctx, nil, ver.structural, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
+	return celErrs
+}
+
+// blockingErr is the strategy's hasBlockingErr: OpenAPI type, maxLength,
+// maxItems, maxProperties, required and enum violations stop CEL, whose
+// cost estimates rely on them.
+func blockingErr(errs field.ErrorList) *field.Error {
+	for _, err := range errs {
+		switch err.Type {
+		case field.ErrorTypeNotSupported, field.ErrorTypeRequired, field.ErrorTypeTooLong, field.ErrorTypeTooMany, field.ErrorTypeTypeInvalid:
+			return field.Invalid(nil, nil, "some validation rules were not checked because the object was invalid; correct the existing errors to complete validation")
+		}
+	}
+	return nil
+}
+
+// objectMeta is the validator's getObjectMeta.
+func objectMeta(obj *unstructured.Unstructured) (*metav1.ObjectMeta, field.ErrorList) {
+	if obj == nil || obj.UnstructuredContent() == nil {
+		return &metav1.ObjectMeta{}, nil
+	}
+	raw := obj.UnstructuredContent()["metadata"]
+	if raw == nil {
+		return &metav1.ObjectMeta{}, nil
+	}
+	m, ok := raw.(map[string]interface{})
+	if !ok {
+		return nil, field.ErrorList{field.Invalid(field.NewPath("metadata"), raw, fmt.Sprintf("expected map[string]interface{}, got %T", raw))}
+	}
+	meta := &metav1.ObjectMeta{}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, meta); err != nil {
+		return nil, field.ErrorList{field.Invalid(field.NewPath("metadata"), raw, err.Error())}
+	}
+	return meta, nil
+}
+
+// validatePathSegment is the name check rest.BeforeCreate and BeforeUpdate
+// apply to every resource.
+func validatePathSegment(name string, prefix bool) []string {
+	if prefix {
+		return content.IsPathSegmentPrefix(name)
+	}
+	return content.IsPathSegmentName(name)
+}

@@ -1,0 +1,290 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package filestore
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// EventType is the type of a journal entry, as in a Kubernetes watch.
+type EventType string
+
+// The journal entry types.
+const (
+	Added    EventType = "ADDED"
+	Modified EventType = "MODIFIED"
+	Deleted  EventType = "DELETED"
+)
+
+// entry is one line of the journal: a committed mutation with the full
+// object after it (for a deletion, the last state).
+type entry struct {
+	// Compacted, only on a compaction header line, is the newest
+	// resourceVersion no longer in the journal.
+	Compacted uint64          `json:"compacted,omitempty"`
+	RV        uint64          `json:"rv,omitempty"`
+	Type      EventType       `json:"type,omitempty"`
+	Resource  string          `json:"resource,omitempty"`
+	Namespace string          `json:"namespace,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Object    json.RawMessage `json:"object,omitempty"`
+}
+
+// journal is the store's append-only log of committed mutations. It gives
+// the store-wide monotonic resourceVersion, lets watches resume from a
+// resourceVersion, and makes a write durable before its object file is
+// replaced, so a crash in between is rolled forward.
+type journal struct {
+	path string
+	f    *os.File
+}
+
+func openJournal(path string) (*journal, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &journal{path: path, f: f}, nil
+}
+
+func (j *journal) close() error { return j.f.Close() }
+
+// append writes e as one line and fsyncs it. The caller holds the write lock.
+func (j *journal) append(e *entry) error {
+	line, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	line = append(line, '\n')
+	if _, err := j.f.Write(line); err != nil {
+		return err
+	}
+	return j.f.Sync()
+}
+
+// repairTail truncates a torn last line, left by a writer killed during an
+// append. Such a write was never acknowledged. The caller holds the write lock.
+func (j *journal) repairTail() error {
+	fi, err := j.f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	last := make([]byte, 1)
+	if _, err := j.f.ReadAt(last, fi.Size()-1); err != nil {
+		return err
+	}
+	if last[0] == '\n' {
+		return nil
+	}
+	end, err := lastNewline(j.f, fi.Size())
+	if err != nil {
+		return err
+	}
+	if err := j.f.Truncate(end); err != nil {
+		return err
+	}
+	return j.f.Sync()
+}
+
+// lastNewline returns the offset just past the last '\n' before size, or 0.
+func lastNewline(f *os.File, size int64) (int64, error) {
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for end := size; end > 0; {
+		start := max(end-chunk, 0)
+		n, err := f.ReadAt(buf[:end-start], start)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(buf[:n], '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// lastEntry returns the last complete entry, or nil for an empty journal.
+func (j *journal) lastEntry() (*entry, error) {
+	fi, err := j.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	end, err := lastNewline(j.f, fi.Size())
+	if err != nil || end == 0 {
+		return nil, err
+	}
+	start, err := lastNewline(j.f, end-1)
+	if err != nil {
+		return nil, err
+	}
+	line := make([]byte, end-start)
+	if _, err := j.f.ReadAt(line, start); err != nil {
+		return nil, err
+	}
+	e := &entry{}
+	if err := json.Unmarshal(line, e); err != nil {
+		return nil, fmt.Errorf("%s: corrupt entry at offset %d: %w", j.path, start, err)
+	}
+	return e, nil
+}
+
+// lastRV returns the newest resourceVersion the journal knows.
+func (j *journal) lastRV() (uint64, error) {
+	e, err := j.lastEntry()
+	if err != nil || e == nil {
+		return 0, err
+	}
+	if e.RV == 0 {
+		return e.Compacted, nil
+	}
+	return e.RV, nil
+}
+
+// journalReader reads complete entries from an offset onwards. A torn last
+// line is left unread until it is completed or truncated away.
+type journalReader struct {
+	f      *os.File
+	offset int64
+	buf    []byte
+}
+
+func newJournalReader(path string) (*journalReader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &journalReader{f: f}, nil
+}
+
+func (r *journalReader) close() error { return r.f.Close() }
+
+// next returns the complete entries appended since the last call.
+func (r *journalReader) next() ([]entry, error) {
+	fi, err := r.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() < r.offset {
+		// Truncated: only a torn, never acknowledged tail can be cut off.
+		r.offset = fi.Size()
+		r.buf = r.buf[:0]
+	}
+	if fi.Size() > r.offset {
+		chunk := make([]byte, fi.Size()-r.offset)
+		n, err := r.f.ReadAt(chunk, r.offset)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		r.offset += int64(n)
+		r.buf = append(r.buf, chunk[:n]...)
+	}
+	var out []entry
+	consumed := 0
+	for {
+		i := bytes.IndexByte(r.buf[consumed:], '\n')
+		if i < 0 {
+			break
+		}
+		line := r.buf[consumed : consumed+i]
+		consumed += i + 1
+		var e entry
+		if err := json.Unmarshal(line, &e); err != nil {
+			return out, fmt.Errorf("corrupt journal entry: %w", err)
+		}
+		out = append(out, e)
+	}
+	r.buf = append(r.buf[:0], r.buf[consumed:]...)
+	return out, nil
+}
+
+// compact rewrites the journal to its newest keep entries, after a header
+// naming the newest resourceVersion dropped. Watches that need an older
+// resourceVersion then get 410 Expired and re-list, as after an etcd
+// compaction. The caller holds the write lock.
+func (j *journal) compact(keep int) error {
+	data, err := os.ReadFile(j.path)
+	if err != nil {
+		return err
+	}
+	lines := bytes.SplitAfter(data, []byte{'\n'})
+	if n := len(lines); n > 0 && len(lines[n-1]) == 0 {
+		lines = lines[:n-1]
+	}
+	if len(lines) <= keep {
+		return nil
+	}
+	dropped := lines[:len(lines)-keep]
+	var lastDropped entry
+	if err := json.Unmarshal(dropped[len(dropped)-1], &lastDropped); err != nil {
+		return err
+	}
+	compacted := lastDropped.RV
+	if compacted == 0 {
+		compacted = lastDropped.Compacted
+	}
+	head, err := json.Marshal(&entry{Compacted: compacted})
+	if err != nil {
+		return err
+	}
+	out := make([]byte, 0, len(data))
+	out = append(out, head...)
+	out = append(out, '\n')
+	for _, l := range lines[len(lines)-keep:] {
+		out = append(out, l...)
+	}
+	if err := writeFileAtomic(j.path, out); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_ = j.f.Close()
+	j.f = f
+	return nil
+}
+
+// size returns the journal's current size in bytes.
+func (j *journal) size() (int64, error) {
+	fi, err := j.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	return fi.Size(), nil
+}
+
+// refresh reopens the journal when another process replaced it by a
+// compaction, so that appends never go to an unlinked file. The caller
+// holds the write lock.
+func (j *journal) refresh() error {
+	if fileInodeAt(j.path) == fileInode(j.f) {
+		return nil
+	}
+	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	_ = j.f.Close()
+	j.f = f
+	return nil
+}

@@ -1,0 +1,506 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package filestore is tether's embedded backend: a directory of YAML files,
+// one per object, that behaves like a Kubernetes API server for the custom
+// resources of agents.tether.dev and for core Events. It implements
+// controller-runtime's client.WithWatch, so the same reconcilers run on it
+// and on a cluster.
+//
+// Layout of a store directory (see docs/store.md):
+//
+//	.lock                          flock: exclusive for writers, shared for consistent lists
+//	journal                        append-only log of committed mutations (resourceVersion source, watch resume)
+//	<plural>/<namespace>/<name>.yaml   the objects, tool-owned, with a checksum header
+package filestore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tether-dev/tether/internal/crdschema"
+)
+
+// maxObjectBytes bounds the JSON size of one object, as etcd's default
+// request limit (1.5 MiB) bounds it in a cluster.
+const maxObjectBytes = 3 << 19
+
+const (
+	lockName    = ".lock"
+	journalName = "journal"
+	fileSuffix  = ".yaml"
+)
+
+// resource describes one kind the store serves.
+type resource struct {
+	gvk        schema.GroupVersionKind
+	plural     string
+	namespaced bool
+	status     bool
+	crd        bool
+}
+
+func (r *resource) groupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.gvk.Group, Resource: r.plural}
+}
+
+// Options configure a Store.
+type Options struct {
+	// Scheme maps Go types to kinds. It must include every kind of CRDs and core/v1.
+	Scheme *runtime.Scheme
+	// CRDs are the custom resources served, validated and defaulted by their schemas.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// Now returns the current time; tests may replace it.
+	Now func() time.Time
+	// Log receives reports about hand edits and repairs.
+	Log logr.Logger
+	// JournalLimit is the journal size in bytes beyond which it is compacted
+	// to its newest JournalKeep entries. Defaults: 64 MiB and 10,000.
+	JournalLimit int64
+	// JournalKeep is how many entries a compaction keeps.
+	JournalKeep int
+}
+
+// Store is a file-backed object store with API-server semantics.
+type Store struct {
+	dir       string
+	scheme    *runtime.Scheme
+	validator *crdschema.Validator
+	byGVK     map[schema.GroupVersionKind]*resource
+	byPlural  map[string]*resource
+	mapper    meta.RESTMapper
+	journal   *journal
+	now       func() time.Time
+	log       logr.Logger
+	limit     int64
+	keep      int
+	// mu orders this process's readers and writers; the flock orders processes.
+	mu sync.RWMutex
+}
+
+// Open opens, creating it 0700 if needed, the store directory dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.Scheme == nil {
+		return nil, errors.New("filestore: Options.Scheme is required")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.JournalLimit <= 0 {
+		opts.JournalLimit = 64 << 20
+	}
+	if opts.JournalKeep <= 0 {
+		opts.JournalKeep = 10000
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating store %s: %w", dir, err)
+	}
+	if err := checkNotSymlink(dir); err != nil {
+		return nil, err
+	}
+	validator, err := crdschema.New(opts.CRDs)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{
+		dir:       dir,
+		scheme:    opts.Scheme,
+		validator: validator,
+		byGVK:     map[schema.GroupVersionKind]*resource{},
+		byPlural:  map[string]*resource{},
+		now:       opts.Now,
+		log:       opts.Log,
+		limit:     opts.JournalLimit,
+		keep:      opts.JournalKeep,
+	}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	add := func(r *resource) {
+		s.byGVK[r.gvk] = r
+		s.byPlural[r.plural] = r
+		scope := meta.RESTScopeRoot
+		if r.namespaced {
+			scope = meta.RESTScopeNamespace
+		}
+		mapper.AddSpecific(r.gvk,
+			r.gvk.GroupVersion().WithResource(r.plural),
+			r.gvk.GroupVersion().WithResource(strings.ToLower(r.gvk.Kind)), scope)
+		listGVK := r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List")
+		mapper.AddSpecific(listGVK,
+			r.gvk.GroupVersion().WithResource(r.plural),
+			r.gvk.GroupVersion().WithResource(strings.ToLower(r.gvk.Kind)), scope)
+	}
+	for _, c := range opts.CRDs {
+		for _, v := range c.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			add(&resource{
+				gvk:        schema.GroupVersionKind{Group: c.Spec.Group, Version: v.Name, Kind: c.Spec.Names.Kind},
+				plural:     c.Spec.Names.Plural,
+				namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped,
+				status:     v.Subresources != nil && v.Subresources.Status != nil,
+				crd:        true,
+			})
+		}
+	}
+	add(&resource{gvk: corev1.SchemeGroupVersion.WithKind("Event"), plural: "events", namespaced: true})
+	s.mapper = mapper
+
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	_ = lock.Close()
+	if s.journal, err = openJournal(filepath.Join(dir, journalName)); err != nil {
+		return nil, err
+	}
+	if err := s.withWriteLock(func() error { return nil }); err != nil {
+		_ = s.journal.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the store's files.
+func (s *Store) Close() error { return s.journal.close() }
+
+// Dir returns the store directory.
+func (s *Store) Dir() string { return s.dir }
+
+// RESTMapper maps the served kinds to resources.
+func (s *Store) RESTMapper() meta.RESTMapper { return s.mapper }
+
+func (s *Store) resourceFor(gvk schema.GroupVersionKind) (*resource, error) {
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	r, ok := s.byGVK[gvk]
+	if !ok {
+		return nil, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+	}
+	return r, nil
+}
+
+// withWriteLock runs fn holding the store's exclusive lock, after repairing
+// a torn journal tail and rolling forward a write whose process died
+// between the journal append and the object file rename.
+func (s *Store) withWriteLock(fn func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lock, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Close() }()
+	if err := flock(lock, true); err != nil {
+		return err
+	}
+	defer funlock(lock)
+	if err := s.journal.refresh(); err != nil {
+		return err
+	}
+	if err := s.journal.repairTail(); err != nil {
+		return err
+	}
+	if err := s.rollForward(); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// withReadLock runs fn holding the shared lock, so that what it reads is
+// one consistent resourceVersion of the store.
+func (s *Store) withReadLock(fn func() error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	lock, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Close() }()
+	if err := flock(lock, false); err != nil {
+		return err
+	}
+	defer funlock(lock)
+	return fn()
+}
+
+func (s *Store) rollForward() error {
+	e, err := s.journal.lastEntry()
+	if err != nil || e == nil || e.RV == 0 {
+		return err
+	}
+	r, ok := s.byPlural[e.Resource]
+	if !ok {
+		return nil
+	}
+	path := s.objectPath(r, e.Namespace, e.Name)
+	fileRV, ok := readHeaderRV(path)
+	switch {
+	case e.Type == Deleted && ok && fileRV < e.RV:
+		s.log.Info("rolling forward an interrupted delete", "file", path, "resourceVersion", e.RV)
+		return removeFileDurable(path)
+	case e.Type != Deleted && (!fileExists(path) || ok && fileRV < e.RV):
+		s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
+		return s.writeObjectFile(path, e.RV, e.Object)
+	}
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func (s *Store) objectDir(r *resource, namespace string) string {
+	if !r.namespaced {
+		return filepath.Join(s.dir, r.plural)
+	}
+	return filepath.Join(s.dir, r.plural, namespace)
+}
+
+func (s *Store) objectPath(r *resource, namespace, name string) string {
+	return filepath.Join(s.objectDir(r, namespace), name+fileSuffix)
+}
+
+var header = regexp.MustCompile(`^# Managed by tether \(resourceVersion (\d+), sha256 ([0-9a-f]{64})\)\.[^\n]*\n`)
+
+func fileHeader(rv uint64, body []byte) string {
+	sum := sha256.Sum256(body)
+	return fmt.Sprintf("# Managed by tether (resourceVersion %d, sha256 %s). Edits are picked up; the store rewrites this file.\n", rv, hex.EncodeToString(sum[:]))
+}
+
+func (s *Store) writeObjectFile(path string, rv uint64, objJSON []byte) error {
+	body, err := yaml.JSONToYAML(objJSON)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append([]byte(fileHeader(rv, body)), body...))
+}
+
+// readHeaderRV returns the resourceVersion in a file's header when the
+// header's checksum matches the content, that is when the store wrote it.
+func readHeaderRV(path string) (uint64, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	rv, _, ok := parseHeader(data)
+	return rv, ok
+}
+
+func parseHeader(data []byte) (rv uint64, body []byte, ok bool) {
+	m := header.FindSubmatchIndex(data)
+	if m == nil {
+		return 0, data, false
+	}
+	body = data[m[1]:]
+	sum := sha256.Sum256(body)
+	if hex.EncodeToString(sum[:]) != string(data[m[4]:m[5]]) {
+		return 0, body, false
+	}
+	rv, err := strconv.ParseUint(string(data[m[2]:m[3]]), 10, 64)
+	return rv, body, err == nil
+}
+
+// storedObject is an object as read from its file.
+type storedObject struct {
+	obj *unstructured.Unstructured
+	// handEdited is true when the file was not written by the store.
+	handEdited bool
+}
+
+// FileError is a store file that cannot be read as a valid object. It names
+// the file and, when known, the line.
+type FileError struct {
+	// Path is the file.
+	Path string
+	// Line is the one-based line of the problem; 0 when unknown.
+	Line int
+	// Err is the problem.
+	Err error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// readObjectFile reads and decodes one object file.
+func (s *Store) readObjectFile(path string) (*storedObject, error) {
+	if err := checkNotSymlink(path); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	_, body, ok := parseHeader(data)
+	offset := strings.Count(string(data[:len(data)-len(body)]), "\n")
+	js, err := yaml.YAMLToJSONStrict(body)
+	if err != nil {
+		line := 0
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			line += offset
+		}
+		return nil, &FileError{Path: path, Line: line, Err: err}
+	}
+	var content map[string]interface{}
+	if err := utiljson.Unmarshal(js, &content); err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	if content == nil {
+		return nil, &FileError{Path: path, Err: errors.New("the file holds no object")}
+	}
+	return &storedObject{obj: &unstructured.Unstructured{Object: content}, handEdited: !ok}, nil
+}
+
+// get reads one object. The caller may hold either lock, or none: renames
+// are atomic, so a reader never sees a torn file.
+func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) {
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return nil, apierrors.NewNotFound(r.groupResource(), name)
+	}
+	so, err := s.readObjectFile(s.objectPath(r, namespace, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, apierrors.NewNotFound(r.groupResource(), name)
+	}
+	return so, err
+}
+
+// list reads every object of r in namespace ("" for all). Files that cannot
+// be read are reported to the log and skipped, so one bad file does not
+// hide the rest.
+func (s *Store) list(r *resource, namespace string) ([]*storedObject, error) {
+	var dirs []string
+	if namespace != "" || !r.namespaced {
+		dirs = []string{s.objectDir(r, namespace)}
+	} else {
+		entries, err := os.ReadDir(filepath.Join(s.dir, r.plural))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(s.dir, r.plural, e.Name()))
+			}
+		}
+	}
+	var out []*storedObject
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix) || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			so, err := s.readObjectFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				s.log.Error(err, "skipping unreadable store file")
+				continue
+			}
+			out = append(out, so)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].obj, out[j].obj
+		if a.GetNamespace() != b.GetNamespace() {
+			return a.GetNamespace() < b.GetNamespace()
+		}
+		return a.GetName() < b.GetName()
+	})
+	return out, nil
+}
+
+// commit makes a mutation durable: first the journal entry, then the object
+// file, and sets the new resourceVersion on obj. The caller holds the write lock.
+func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructured) error {
+	last, err := s.journal.lastRV()
+	if err != nil {
+		return err
+	}
+	rv := last + 1
+	if typ != Deleted {
+		obj.SetResourceVersion(strconv.FormatUint(rv, 10))
+	}
+	js, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	e := &entry{RV: rv, Type: typ, Resource: r.plural, Namespace: obj.GetNamespace(), Name: obj.GetName(), Object: js}
+	if err := s.journal.append(e); err != nil {
+		return err
+	}
+	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
+	if typ == Deleted {
+		err = removeFileDurable(path)
+	} else {
+		err = s.writeObjectFile(path, rv, js)
+	}
+	if err != nil {
+		return err
+	}
+	if size, err := s.journal.size(); err == nil && size > s.limit {
+		if err := s.journal.compact(s.keep); err != nil {
+			s.log.Error(err, "compacting the journal")
+		}
+	}
+	return nil
+}
+
+// currentRV returns the store's newest resourceVersion.
+func (s *Store) currentRV() (uint64, error) { return s.journal.lastRV() }
+
+// contextDone turns a cancelled context into the error a client expects.
+func contextDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return apierrors.NewTimeoutError(err.Error(), 0)
+	}
+	return nil
+}

@@ -1,0 +1,288 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package filestore
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Watch streams changes to the objects of list's kind that match opts, in
+// resourceVersion order. With an empty or "0" resourceVersion it first
+// sends the current objects as ADDED; with a resourceVersion it resumes
+// after it, or sends a 410 Expired error when the journal no longer holds it.
+func (c *Client) Watch(ctx context.Context, list client.ObjectList, opts ...client.ListOption) (watch.Interface, error) {
+	r, err := c.resourceOf(list)
+	if err != nil {
+		return nil, err
+	}
+	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	m, err := newMatcher(lo)
+	if err != nil {
+		return nil, err
+	}
+	rvText := ""
+	if lo.Raw != nil {
+		rvText = lo.Raw.ResourceVersion
+	}
+	from, err := parseRV(rvText)
+	if err != nil {
+		return nil, err
+	}
+	_, typed := list.(*unstructured.UnstructuredList)
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := fw.Add(c.s.dir); err != nil {
+		_ = fw.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	w := &fileWatch{
+		c: c, r: r, m: m, typed: !typed, fsw: fw,
+		result: make(chan watch.Event, 128), cancel: cancel, done: make(chan struct{}),
+		matching: map[string]bool{},
+	}
+	go w.run(ctx, from, rvText == "" || rvText == "0")
+	return w, nil
+}
+
+type fileWatch struct {
+	c        *Client
+	r        *resource
+	m        *matcher
+	typed    bool
+	fsw      *fsnotify.Watcher
+	result   chan watch.Event
+	cancel   context.CancelFunc
+	done     chan struct{}
+	stopOnce sync.Once
+	// matching holds the keys of objects that currently match a label or
+	// field selector, so that an object leaving the selection is sent as DELETED.
+	matching map[string]bool
+}
+
+func (w *fileWatch) ResultChan() <-chan watch.Event { return w.result }
+
+func (w *fileWatch) Stop() {
+	w.stopOnce.Do(func() {
+		w.cancel()
+		<-w.done
+	})
+}
+
+func (w *fileWatch) send(ctx context.Context, ev watch.Event) bool {
+	select {
+	case w.result <- ev:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (w *fileWatch) sendError(ctx context.Context, err *apierrors.StatusError) {
+	status := err.Status()
+	w.send(ctx, watch.Event{Type: watch.Error, Object: &status})
+}
+
+func (w *fileWatch) object(u *unstructured.Unstructured) (runtime.Object, error) {
+	if !w.typed {
+		return u, nil
+	}
+	obj, err := w.c.s.scheme.New(w.r.gvk)
+	if err != nil {
+		return nil, err
+	}
+	return obj, w.c.fill(u, obj)
+}
+
+func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
+	defer close(w.done)
+	defer close(w.result)
+	defer func() { _ = w.fsw.Close() }()
+
+	if initial {
+		var items []*storedObject
+		err := w.c.s.withReadLock(func() error {
+			var err error
+			if from, err = w.c.s.currentRV(); err != nil {
+				return err
+			}
+			items, err = w.c.s.list(w.r, w.m.namespace)
+			return err
+		})
+		if err != nil {
+			w.sendError(ctx, apierrors.NewInternalError(err))
+			return
+		}
+		for _, so := range items {
+			if !w.m.matches(so.obj) {
+				continue
+			}
+			w.matching[key(so.obj)] = true
+			obj, err := w.object(so.obj)
+			if err != nil || !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
+				return
+			}
+		}
+	}
+
+	journalPath := filepath.Join(w.c.s.dir, journalName)
+	var reader *journalReader
+	var inode uint64
+	open := func() bool {
+		if reader != nil {
+			_ = reader.close()
+		}
+		var err error
+		if reader, err = newJournalReader(journalPath); err != nil {
+			w.sendError(ctx, apierrors.NewInternalError(err))
+			return false
+		}
+		inode = fileInode(reader.f)
+		return true
+	}
+	if !open() {
+		return
+	}
+	defer func() { _ = reader.close() }()
+
+	last := from
+	drain := func() bool {
+		if fileInodeAt(journalPath) != inode && !open() {
+			return false
+		}
+		entries, err := reader.next()
+		if err != nil {
+			w.sendError(ctx, apierrors.NewInternalError(err))
+			return false
+		}
+		for _, e := range entries {
+			if e.Compacted > last {
+				w.sendError(ctx, &apierrors.StatusError{ErrStatus: metav1.Status{
+					Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
+					Message: fmt.Sprintf("too old resource version: %d (%d)", last, e.Compacted),
+				}})
+				return false
+			}
+			if e.RV <= last {
+				continue
+			}
+			last = e.RV
+			if e.Resource != w.r.plural {
+				continue
+			}
+			if !w.deliver(ctx, e) {
+				return false
+			}
+		}
+		return true
+	}
+	if !drain() {
+		return
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			if filepath.Base(ev.Name) == journalName && !drain() {
+				return
+			}
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			// An inotify overflow may have dropped journal events; reading the
+			// journal again delivers everything after the last resourceVersion.
+			w.c.s.log.Info("watch: file notification error, re-reading the journal", "error", err.Error())
+			if !drain() {
+				return
+			}
+		}
+	}
+}
+
+func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(e.Object); err != nil {
+		w.sendError(ctx, apierrors.NewInternalError(err))
+		return false
+	}
+	if e.Type == Deleted {
+		u.SetResourceVersion(strconv.FormatUint(e.RV, 10))
+	}
+	k := key(u)
+	matches := w.m.matches(u)
+	typ := watch.EventType(e.Type)
+	switch {
+	case w.m.selective() && matches && e.Type == Modified && !w.matching[k]:
+		typ = watch.Added
+	case w.m.selective() && !matches && e.Type == Modified && w.matching[k]:
+		typ = watch.Deleted
+	case !matches:
+		return true
+	}
+	if w.m.selective() {
+		if typ == watch.Deleted {
+			delete(w.matching, k)
+		} else {
+			w.matching[k] = true
+		}
+	}
+	obj, err := w.object(u)
+	if err != nil {
+		w.sendError(ctx, apierrors.NewInternalError(err))
+		return false
+	}
+	return w.send(ctx, watch.Event{Type: typ, Object: obj})
+}
+
+func key(u *unstructured.Unstructured) string { return u.GetNamespace() + "/" + u.GetName() }
+
+func fileInodeAt(path string) uint64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return inodeOf(fi)
+}
+
+func fileInode(f *os.File) uint64 {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return inodeOf(fi)
+}
