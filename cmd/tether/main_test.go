@@ -20,12 +20,16 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 )
 
 var tetherBin string
@@ -109,4 +113,67 @@ func TestGlobalFlags(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "no-such-flag") {
 		t.Errorf("unknown flag: exit %d, stderr %q", code, stderr)
 	}
+}
+
+func TestRunServesTheStoreUntilSIGTERM(t *testing.T) {
+	work := t.TempDir()
+	cmd := exec.Command(tetherBin, "run")
+	cmd.Dir = work
+	cmd.Env = append(os.Environ(), "TETHER_STORE=")
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	cmd.Stdout = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(stderr.String(), "serving the local store") {
+		if time.Now().After(deadline) {
+			t.Fatalf("tether run did not start:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if fi, err := os.Stat(filepath.Join(work, ".tether")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("the default store ./.tether was not created 0700: %v", err)
+	}
+
+	second := exec.Command(tetherBin, "run", "--store", filepath.Join(work, ".tether"))
+	out, err := second.CombinedOutput()
+	var exitErr *exec.ExitError
+	if !errors.As(err, &exitErr) || exitErr.ExitCode() != 1 || !strings.Contains(string(out), fmt.Sprintf("pid %d", cmd.Process.Pid)) {
+		t.Fatalf("a second tether run on the same store: %v\n%s\nwant exit 1 naming pid %d", err, out, cmd.Process.Pid)
+	}
+
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if err != nil {
+			t.Fatalf("tether run exited with %v after SIGTERM:\n%s", err, stderr.String())
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("tether run did not stop within 15s of SIGTERM")
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a process's output goroutine and a reader.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

@@ -104,11 +104,11 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	if err := contextDone(ctx); err != nil {
 		return err
 	}
-	so, err := c.s.get(r, key.Namespace, key.Name)
+	u, err := c.s.settled(ctx, r, key.Namespace, key.Name)
 	if err != nil {
 		return err
 	}
-	return c.fill(so.obj, obj)
+	return c.fill(u, obj)
 }
 
 // matcher filters objects by label and field selectors.
@@ -164,24 +164,16 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	if err != nil {
 		return err
 	}
-	var rv uint64
-	var items []*storedObject
-	err = c.s.withReadLock(func() error {
-		if rv, err = c.s.currentRV(); err != nil {
-			return err
-		}
-		items, err = c.s.list(r, lo.Namespace)
-		return err
-	})
+	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace)
 	if err != nil {
 		return err
 	}
 	ul := &unstructured.UnstructuredList{Object: map[string]interface{}{}}
 	ul.SetGroupVersionKind(r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List"))
 	ul.SetResourceVersion(strconv.FormatUint(rv, 10))
-	for _, so := range items {
-		if m.matches(so.obj) {
-			ul.Items = append(ul.Items, *so.obj)
+	for _, u := range items {
+		if m.matches(u) {
+			ul.Items = append(ul.Items, *u)
 		}
 	}
 	if out, ok := list.(*unstructured.UnstructuredList); ok {
@@ -310,15 +302,15 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 	if err != nil {
 		return err
 	}
-	items, err := c.s.list(r, dao.Namespace)
+	_, items, err := c.s.listSettled(ctx, r, dao.Namespace)
 	if err != nil {
 		return err
 	}
-	for _, so := range items {
-		if !m.matches(so.obj) {
+	for _, u := range items {
+		if !m.matches(u) {
 			continue
 		}
-		err := c.s.remove(ctx, r, so.obj.GetNamespace(), so.obj.GetName(), deleteOptionsFrom(&dao.DeleteOptions))
+		err := c.s.remove(ctx, r, u.GetNamespace(), u.GetName(), deleteOptionsFrom(&dao.DeleteOptions))
 		if err != nil && !apierrors.IsNotFound(err) {
 			return err
 		}

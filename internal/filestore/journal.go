@@ -217,9 +217,11 @@ func (r *journalReader) next() ([]entry, error) {
 	return out, nil
 }
 
-// compact rewrites the journal to its newest keep entries, after a header
-// naming the newest resourceVersion dropped. Watches that need an older
-// resourceVersion then get 410 Expired and re-list, as after an etcd
+// compact rewrites the journal to its newest keep entries plus the newest
+// entry of every live object, after a header naming the newest
+// resourceVersion dropped. The newest entry of an object is its last valid
+// version, which a refused hand edit falls back to. Watches that need a
+// dropped resourceVersion get 410 Expired and re-list, as after an etcd
 // compaction. The caller holds the write lock.
 func (j *journal) compact(keep int) error {
 	data, err := os.ReadFile(j.path)
@@ -233,14 +235,35 @@ func (j *journal) compact(keep int) error {
 	if len(lines) <= keep {
 		return nil
 	}
-	dropped := lines[:len(lines)-keep]
-	var lastDropped entry
-	if err := json.Unmarshal(dropped[len(dropped)-1], &lastDropped); err != nil {
-		return err
+	type keyed struct {
+		index   int
+		deleted bool
 	}
-	compacted := lastDropped.RV
-	if compacted == 0 {
-		compacted = lastDropped.Compacted
+	latest := map[string]keyed{}
+	entries := make([]entry, len(lines))
+	for i, l := range lines {
+		if err := json.Unmarshal(l, &entries[i]); err != nil {
+			return fmt.Errorf("%s: corrupt entry %d: %w", j.path, i, err)
+		}
+		e := &entries[i]
+		if e.RV != 0 {
+			latest[e.Resource+"/"+e.Namespace+"/"+e.Name] = keyed{index: i, deleted: e.Type == Deleted}
+		}
+	}
+	kept := make([]bool, len(lines))
+	for i := len(lines) - keep; i < len(lines); i++ {
+		kept[i] = true
+	}
+	for _, k := range latest {
+		if !k.deleted {
+			kept[k.index] = true
+		}
+	}
+	var compacted uint64
+	for i, e := range entries {
+		if !kept[i] {
+			compacted = max(compacted, e.RV, e.Compacted)
+		}
 	}
 	head, err := json.Marshal(&entry{Compacted: compacted})
 	if err != nil {
@@ -249,8 +272,10 @@ func (j *journal) compact(keep int) error {
 	out := make([]byte, 0, len(data))
 	out = append(out, head...)
 	out = append(out, '\n')
-	for _, l := range lines[len(lines)-keep:] {
-		out = append(out, l...)
+	for i, l := range lines {
+		if kept[i] {
+			out = append(out, l...)
+		}
 	}
 	if err := writeFileAtomic(j.path, out); err != nil {
 		return err

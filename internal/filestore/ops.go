@@ -175,11 +175,10 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 	}
 	var out *unstructured.Unstructured
 	err := s.withWriteLock(func() error {
-		cur, err := s.get(r, in.GetNamespace(), in.GetName())
+		old, err := s.currentLocked(ctx, r, in.GetNamespace(), in.GetName())
 		if err != nil {
 			return err
 		}
-		old := cur.obj
 		if in.GetUID() != "" && in.GetUID() != old.GetUID() {
 			return apierrors.NewConflict(r.groupResource(), in.GetName(), fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", in.GetUID(), old.GetUID()))
 		}
@@ -303,11 +302,10 @@ func (s *Store) remove(ctx context.Context, r *resource, namespace, name string,
 	}
 	var gone *unstructured.Unstructured
 	err := s.withWriteLock(func() error {
-		cur, err := s.get(r, namespace, name)
+		obj, err := s.currentLocked(ctx, r, namespace, name)
 		if err != nil {
 			return err
 		}
-		obj := cur.obj
 		if opts.uid != nil && *opts.uid != obj.GetUID() {
 			return apierrors.NewConflict(r.groupResource(), name, fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", *opts.uid, obj.GetUID()))
 		}
@@ -347,19 +345,19 @@ func (s *Store) collectDependents(ctx context.Context, owner *unstructured.Unstr
 		if r.namespaced && owner.GetNamespace() == "" {
 			continue
 		}
-		objs, err := s.list(r, owner.GetNamespace())
+		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace())
 		if err != nil {
 			s.log.Error(err, "garbage collection: listing", "resource", r.plural)
 			continue
 		}
-		for _, so := range objs {
-			for _, ref := range so.obj.GetOwnerReferences() {
+		for _, obj := range objs {
+			for _, ref := range obj.GetOwnerReferences() {
 				if ref.UID != owner.GetUID() {
 					continue
 				}
-				err := s.remove(ctx, r, so.obj.GetNamespace(), so.obj.GetName(), deleteOptions{})
+				err := s.remove(ctx, r, obj.GetNamespace(), obj.GetName(), deleteOptions{})
 				if err != nil && !apierrors.IsNotFound(err) {
-					s.log.Error(err, "garbage collection: deleting dependent", "resource", r.plural, "name", so.obj.GetName())
+					s.log.Error(err, "garbage collection: deleting dependent", "resource", r.plural, "name", obj.GetName())
 				}
 			}
 		}
@@ -370,11 +368,11 @@ func (s *Store) collectDependents(ctx context.Context, owner *unstructured.Unstr
 // patch, retrying on conflicts unless the patch pins a resourceVersion.
 func (s *Store) patch(ctx context.Context, r *resource, namespace, name string, pt types.PatchType, data []byte, subresource bool, opts writeOptions) (*unstructured.Unstructured, error) {
 	for attempt := 0; ; attempt++ {
-		cur, err := s.get(r, namespace, name)
+		cur, err := s.settled(ctx, r, namespace, name)
 		if err != nil {
 			return nil, err
 		}
-		curJSON, err := cur.obj.MarshalJSON()
+		curJSON, err := cur.MarshalJSON()
 		if err != nil {
 			return nil, err
 		}
@@ -406,7 +404,7 @@ func (s *Store) patch(ctx context.Context, r *resource, namespace, name string, 
 		if err := next.UnmarshalJSON(patched); err != nil {
 			return nil, apierrors.NewBadRequest(fmt.Sprintf("the patched object is invalid: %v", err))
 		}
-		pinned := next.GetResourceVersion() != cur.obj.GetResourceVersion()
+		pinned := next.GetResourceVersion() != cur.GetResourceVersion()
 		if next.GetName() != name || next.GetNamespace() != namespace {
 			return nil, apierrors.NewBadRequest("a patch may not change the name or namespace")
 		}

@@ -393,7 +393,13 @@ func (s *Store) readObjectFile(path string) (*storedObject, error) {
 	if content == nil {
 		return nil, &FileError{Path: path, Err: errors.New("the file holds no object")}
 	}
-	return &storedObject{obj: &unstructured.Unstructured{Object: content}, handEdited: !ok}, nil
+	obj := &unstructured.Unstructured{Object: content}
+	// A file copied to another name keeps a valid header; its path no
+	// longer matches its metadata, which makes it a hand edit all the same.
+	if _, ns, name, inStore := s.keyOfPath(path); inStore && (obj.GetName() != name || obj.GetNamespace() != ns) {
+		ok = false
+	}
+	return &storedObject{obj: obj, handEdited: !ok}, nil
 }
 
 // get reads one object. The caller may hold either lock, or none: renames
@@ -409,17 +415,17 @@ func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) 
 	return so, err
 }
 
-// list reads every object of r in namespace ("" for all). Files that cannot
-// be read are reported to the log and skipped, so one bad file does not
-// hide the rest.
-func (s *Store) list(r *resource, namespace string) ([]*storedObject, error) {
+// list reads every object of r in namespace ("" for all). Files that hold
+// a hand edit not adopted yet, or that cannot be read, are returned apart
+// as pending paths, so that one bad file does not hide the rest.
+func (s *Store) list(r *resource, namespace string) (items []*storedObject, pending []string, err error) {
 	var dirs []string
 	if namespace != "" || !r.namespaced {
 		dirs = []string{s.objectDir(r, namespace)}
 	} else {
 		entries, err := os.ReadDir(filepath.Join(s.dir, r.plural))
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, e := range entries {
 			if e.IsDir() {
@@ -427,40 +433,99 @@ func (s *Store) list(r *resource, namespace string) ([]*storedObject, error) {
 			}
 		}
 	}
-	var out []*storedObject
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for _, e := range entries {
 			if e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix) || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			so, err := s.readObjectFile(filepath.Join(dir, e.Name()))
-			if err != nil {
-				s.log.Error(err, "skipping unreadable store file")
+			path := filepath.Join(dir, e.Name())
+			if _, _, _, ok := s.keyOfPath(path); !ok {
 				continue
 			}
-			out = append(out, so)
+			so, err := s.readObjectFile(path)
+			if err != nil || so.handEdited {
+				pending = append(pending, path)
+				continue
+			}
+			items = append(items, so)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].obj, out[j].obj
-		if a.GetNamespace() != b.GetNamespace() {
-			return a.GetNamespace() < b.GetNamespace()
+	return items, pending, nil
+}
+
+// listSettled lists like list, after adopting pending hand edits; a file
+// whose edit is refused contributes its last valid version.
+func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) (uint64, []*unstructured.Unstructured, error) {
+	for attempt := 0; ; attempt++ {
+		var rv uint64
+		var items []*storedObject
+		var pending []string
+		err := s.withReadLock(func() error {
+			var err error
+			if rv, err = s.currentRV(); err != nil {
+				return err
+			}
+			items, pending, err = s.list(r, namespace)
+			if err != nil || len(pending) > 0 && attempt == 0 {
+				return err
+			}
+			for _, path := range pending {
+				_, ns, name, _ := s.keyOfPath(path)
+				last, err := s.lastValid(r, ns, name)
+				if err != nil {
+					return err
+				}
+				if last != nil {
+					items = append(items, &storedObject{obj: last})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, nil, err
 		}
-		return a.GetName() < b.GetName()
-	})
-	return out, nil
+		if len(pending) > 0 && attempt == 0 {
+			for _, path := range pending {
+				if err := s.adoptFile(ctx, path); err != nil {
+					var inv *InvalidEditError
+					if !errors.As(err, &inv) {
+						return 0, nil, err
+					}
+				}
+			}
+			continue
+		}
+		out := make([]*unstructured.Unstructured, len(items))
+		for i, so := range items {
+			out[i] = so.obj
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].GetNamespace() != out[j].GetNamespace() {
+				return out[i].GetNamespace() < out[j].GetNamespace()
+			}
+			return out[i].GetName() < out[j].GetName()
+		})
+		return rv, out, nil
+	}
 }
 
 // commit makes a mutation durable: first the journal entry, then the object
 // file, and sets the new resourceVersion on obj. The caller holds the write lock.
 func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructured) error {
+	return s.commitIf(r, typ, obj, nil)
+}
+
+// commitIf is commit for an adopted hand edit: the file is rewritten in the
+// store's form only while it is still the one that was read (adopted), so a
+// person's newer edit is never overwritten; that edit is adopted on its own.
+func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
 	last, err := s.journal.lastRV()
 	if err != nil {
 		return err
@@ -478,9 +543,12 @@ func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructure
 		return err
 	}
 	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
-	if typ == Deleted {
+	switch {
+	case adopted != nil && !unchanged(path, adopted):
+		err = nil
+	case typ == Deleted:
 		err = removeFileDurable(path)
-	} else {
+	default:
 		err = s.writeObjectFile(path, rv, js)
 	}
 	if err != nil {
@@ -492,6 +560,12 @@ func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructure
 		}
 	}
 	return nil
+}
+
+// unchanged tells whether path is still the file described by fi.
+func unchanged(path string, fi os.FileInfo) bool {
+	cur, err := os.Lstat(path)
+	return err == nil && os.SameFile(cur, fi) && cur.Size() == fi.Size() && cur.ModTime().Equal(fi.ModTime())
 }
 
 // currentRV returns the store's newest resourceVersion.

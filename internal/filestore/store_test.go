@@ -317,8 +317,13 @@ func TestWatchTooOldAfterCompaction(t *testing.T) {
 	ctx := context.Background()
 	s := openStore(t, t.TempDir(), func(o *filestore.Options) { o.JournalLimit = 1; o.JournalKeep = 2 })
 	c := s.Client()
+	h := hook("c")
+	if err := c.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 5; i++ {
-		if err := c.Create(ctx, hook(fmt.Sprintf("c%d", i))); err != nil {
+		h.Spec.Goal = fmt.Sprintf("goal %d", i)
+		if err := c.Update(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -332,13 +337,13 @@ func TestWatchTooOldAfterCompaction(t *testing.T) {
 	if ev.Type != "ERROR" || !ok || status.Code != 410 || status.Reason != metav1.StatusReasonExpired {
 		t.Fatalf("watch from a compacted resourceVersion: %v %v, want 410 Expired", ev.Type, ev.Object)
 	}
-	recent, err := c.Watch(ctx, &agentsv1alpha1.HookList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "4"}})
+	recent, err := c.Watch(ctx, &agentsv1alpha1.HookList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: "5"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer recent.Stop()
 	ev = <-recent.ResultChan()
-	if ev.Type != "ADDED" || ev.Object.(client.Object).GetName() != "c4" {
-		t.Fatalf("watch from a kept resourceVersion: %v %v, want ADDED c4", ev.Type, ev.Object)
+	if ev.Type != "MODIFIED" || ev.Object.(*agentsv1alpha1.Hook).Spec.Goal != "goal 4" {
+		t.Fatalf("watch from a kept resourceVersion: %v %v, want MODIFIED with goal 4", ev.Type, ev.Object)
 	}
 }

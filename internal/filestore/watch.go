@@ -130,25 +130,18 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 	defer func() { _ = w.fsw.Close() }()
 
 	if initial {
-		var items []*storedObject
-		err := w.c.s.withReadLock(func() error {
-			var err error
-			if from, err = w.c.s.currentRV(); err != nil {
-				return err
-			}
-			items, err = w.c.s.list(w.r, w.m.namespace)
-			return err
-		})
+		rv, items, err := w.c.s.listSettled(ctx, w.r, w.m.namespace)
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return
 		}
-		for _, so := range items {
-			if !w.m.matches(so.obj) {
+		from = rv
+		for _, u := range items {
+			if !w.m.matches(u) {
 				continue
 			}
-			w.matching[key(so.obj)] = true
-			obj, err := w.object(so.obj)
+			w.matching[key(u)] = true
+			obj, err := w.object(u)
 			if err != nil || !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
 				return
 			}

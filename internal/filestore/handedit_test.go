@@ -1,0 +1,170 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package filestore_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// sedInPlace edits a file the way `sed -i` does: a new file renamed over the old.
+func sedInPlace(t *testing.T, path, expr string) {
+	t.Helper()
+	if out, err := exec.Command("sed", "-i", expr, path).CombinedOutput(); err != nil {
+		t.Fatalf("sed: %v: %s", err, out)
+	}
+}
+
+func TestHandEdits(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		edit func(t *testing.T, path string)
+		// want checks the object in effect afterwards; nil means it is gone.
+		want      func(t *testing.T, before, after *agentsv1alpha1.Hook)
+		keepsFile bool
+	}{
+		{
+			name: "sed -i of the spec is adopted as an update",
+			edit: func(t *testing.T, path string) { sedInPlace(t, path, "s/goal: g$/goal: edited by hand/") },
+			want: func(t *testing.T, before, after *agentsv1alpha1.Hook) {
+				if after.Spec.Goal != "edited by hand" || after.Generation != before.Generation+1 || after.UID != before.UID {
+					t.Fatalf("goal %q generation %d uid %s", after.Spec.Goal, after.Generation, after.UID)
+				}
+				if rvOf(t, after) <= rvOf(t, before) {
+					t.Fatalf("resourceVersion %s not after %s", after.ResourceVersion, before.ResourceVersion)
+				}
+			},
+		},
+		{
+			name: "a label edit keeps the generation",
+			edit: func(t *testing.T, path string) {
+				sedInPlace(t, path, "s/^  name: edited$/  name: edited\\n  labels: {team: core}/")
+			},
+			want: func(t *testing.T, before, after *agentsv1alpha1.Hook) {
+				if after.Labels["team"] != "core" || after.Generation != before.Generation {
+					t.Fatalf("labels %v generation %d", after.Labels, after.Generation)
+				}
+			},
+		},
+		{
+			name: "broken YAML leaves the last valid version in effect and the file untouched",
+			edit: func(t *testing.T, path string) { sedInPlace(t, path, `s/goal: g$/goal: "unterminated/`) },
+			want: func(t *testing.T, before, after *agentsv1alpha1.Hook) {
+				if after.Spec.Goal != "g" || after.ResourceVersion != before.ResourceVersion {
+					t.Fatalf("goal %q rv %s, want the last valid version", after.Spec.Goal, after.ResourceVersion)
+				}
+			},
+			keepsFile: true,
+		},
+		{
+			name: "a schema violation leaves the last valid version in effect",
+			edit: func(t *testing.T, path string) { sedInPlace(t, path, "s/maxAttempts: 3/maxAttempts: 0/") },
+			want: func(t *testing.T, before, after *agentsv1alpha1.Hook) {
+				if after.Spec.MaxAttempts != 3 || after.ResourceVersion != before.ResourceVersion {
+					t.Fatalf("maxAttempts %d rv %s, want the last valid version", after.Spec.MaxAttempts, after.ResourceVersion)
+				}
+			},
+			keepsFile: true,
+		},
+		{
+			name: "rm deletes the object",
+			edit: func(t *testing.T, path string) {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			c := s.Client()
+			before := hook("edited")
+			if err := c.Create(ctx, before); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "hooks", "default", "edited.yaml")
+			tt.edit(t, path)
+			edited, _ := os.ReadFile(path)
+			after := &agentsv1alpha1.Hook{}
+			err := c.Get(ctx, client.ObjectKeyFromObject(before), after)
+			if tt.want == nil {
+				if err == nil {
+					t.Fatal("the object is still there")
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.want(t, before, after)
+			list := &agentsv1alpha1.HookList{}
+			if err := c.List(ctx, list); err != nil || len(list.Items) != 1 || list.Items[0].ResourceVersion != after.ResourceVersion {
+				t.Fatalf("list disagrees with get: %v %v", err, list.Items)
+			}
+			now, _ := os.ReadFile(path)
+			if tt.keepsFile && string(now) != string(edited) {
+				t.Fatalf("the store rewrote a refused edit:\n%s", now)
+			}
+			if !tt.keepsFile && !strings.HasPrefix(string(now), "# Managed by tether") {
+				t.Fatalf("an adopted edit was not rewritten in the store's form:\n%s", now)
+			}
+		})
+	}
+}
+
+func rvOf(t *testing.T, obj client.Object) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestCopiedFileBecomesANewObject(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	c := s.Client()
+	orig := hook("original")
+	if err := c.Create(ctx, orig); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "hooks", "default", "original.yaml")
+	if out, err := exec.Command("cp", src, filepath.Join(dir, "hooks", "default", "copy.yaml")).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	cp := &agentsv1alpha1.Hook{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "copy"}, cp); err != nil {
+		t.Fatal(err)
+	}
+	if cp.UID == orig.UID || cp.Name != "copy" || cp.Generation != 1 || cp.Spec.Goal != "g" {
+		t.Fatalf("copy: uid %s (original %s) name %s generation %d goal %q", cp.UID, orig.UID, cp.Name, cp.Generation, cp.Spec.Goal)
+	}
+}
