@@ -17,6 +17,7 @@ limitations under the License.
 package filestore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,6 +29,14 @@ import (
 // crash at any moment, sees either the old or the new content: write a temp
 // file in the same directory, fsync it, rename it into place, fsync the directory.
 func writeFileAtomic(path string, data []byte) error {
+	return writeFileAtomicIf(path, data, nil)
+}
+
+// writeFileAtomicIf is writeFileAtomic that replaces path only while it is
+// still the file expected, as tested by stillWanted(old) on the file it
+// replaced. The swap is an atomic exchange (renameat2 RENAME_EXCHANGE), so
+// a file saved by someone else at any moment is swapped back, never lost.
+func writeFileAtomicIf(path string, data []byte, stillWanted func(old os.FileInfo) bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -48,10 +57,30 @@ func writeFileAtomic(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	if stillWanted != nil {
+		return exchangeIfWanted(tmp.Name(), path, stillWanted)
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
 	return syncDir(dir)
+}
+
+func exchangeIfWanted(tmp, path string, stillWanted func(old os.FileInfo) bool) error {
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil // the file was removed meanwhile; its removal is adopted on its own
+		}
+		return err
+	}
+	old, err := os.Lstat(tmp)
+	if err == nil && !stillWanted(old) {
+		// Someone saved a newer version just before the exchange: give it back.
+		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
+			return err
+		}
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 // removeFileDurable removes path and fsyncs its directory.

@@ -147,8 +147,9 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 		if last == nil {
 			typ = Added
 		} else if sameContent(last, next) {
-			// Only formatting or comments changed: put the store's form back.
-			return s.writeObjectFileFrom(path, last)
+			// Only formatting or comments changed: put the store's form back,
+			// unless the person has saved again meanwhile.
+			return s.writeObjectFileFrom(path, last, fi)
 		}
 		s.log.Info("adopted a hand edit", "file", path)
 		if fi == nil {
@@ -203,7 +204,7 @@ func (s *Store) settled(ctx context.Context, r *resource, namespace, name string
 	return out, err
 }
 
-func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured) error {
+func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured, read os.FileInfo) error {
 	js, err := obj.MarshalJSON()
 	if err != nil {
 		return err
@@ -212,7 +213,7 @@ func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured)
 	if err != nil {
 		return err
 	}
-	return s.writeObjectFile(path, rv, js)
+	return s.writeObjectFileIf(path, rv, js, func(old os.FileInfo) bool { return read == nil || sameFileInfo(old, read) })
 }
 
 // adoptRemoval records a store file that a person deleted as a deletion.

@@ -305,11 +305,15 @@ func fileHeader(rv uint64, body []byte) string {
 }
 
 func (s *Store) writeObjectFile(path string, rv uint64, objJSON []byte) error {
+	return s.writeObjectFileIf(path, rv, objJSON, nil)
+}
+
+func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillWanted func(os.FileInfo) bool) error {
 	body, err := yaml.JSONToYAML(objJSON)
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append([]byte(fileHeader(rv, body)), body...))
+	return writeFileAtomicIf(path, append([]byte(fileHeader(rv, body)), body...), stillWanted)
 }
 
 // readHeaderRV returns the resourceVersion in a file's header when the
@@ -544,10 +548,10 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 	}
 	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
 	switch {
-	case adopted != nil && !unchanged(path, adopted):
-		err = nil
 	case typ == Deleted:
 		err = removeFileDurable(path)
+	case adopted != nil:
+		err = s.writeObjectFileIf(path, rv, js, func(old os.FileInfo) bool { return sameFileInfo(old, adopted) })
 	default:
 		err = s.writeObjectFile(path, rv, js)
 	}
@@ -562,10 +566,9 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 	return nil
 }
 
-// unchanged tells whether path is still the file described by fi.
-func unchanged(path string, fi os.FileInfo) bool {
-	cur, err := os.Lstat(path)
-	return err == nil && os.SameFile(cur, fi) && cur.Size() == fi.Size() && cur.ModTime().Equal(fi.ModTime())
+// sameFileInfo tells whether two stats describe the same, unmodified file.
+func sameFileInfo(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
 }
 
 // currentRV returns the store's newest resourceVersion.

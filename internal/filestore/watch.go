@@ -154,19 +154,25 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 	open := func() bool {
 		if reader != nil {
 			_ = reader.close()
+			reader = nil
 		}
-		var err error
-		if reader, err = newJournalReader(journalPath); err != nil {
+		next, err := newJournalReader(journalPath)
+		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return false
 		}
+		reader = next
 		inode = fileInode(reader.f)
 		return true
 	}
 	if !open() {
 		return
 	}
-	defer func() { _ = reader.close() }()
+	defer func() {
+		if reader != nil {
+			_ = reader.close()
+		}
+	}()
 
 	last := from
 	drain := func() bool {

@@ -124,8 +124,9 @@ func BenchmarkEditToReconcile(b *testing.B) {
 				b.Fatal(err)
 			}
 			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			go func() { _ = mgr.Start(ctx) }()
+			stopped := make(chan struct{})
+			go func() { _ = mgr.Start(ctx); close(stopped) }()
+			defer func() { cancel(); <-stopped }()
 			if !mgr.GetCache().WaitForCacheSync(ctx) {
 				b.Fatal("cache did not sync")
 			}
@@ -156,7 +157,10 @@ func BenchmarkEditToReconcile(b *testing.B) {
 						break
 					}
 					if time.Since(start) > 10*time.Second {
-						b.Fatalf("edit %d not reconciled within 10s", i)
+						cur, _ := os.ReadFile(path)
+						h := &agentsv1alpha1.Hook{}
+						gerr := store.Client().Get(ctx, client.ObjectKey{Namespace: "default", Name: "hook-00000"}, h)
+						b.Fatalf("edit %d not reconciled within 10s; file:\n%s\nstore: %v %q", i, cur, gerr, h.Spec.Goal)
 					}
 					time.Sleep(100 * time.Microsecond)
 				}
@@ -213,7 +217,8 @@ func BenchmarkCacheSync10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		go func() { _ = mgr.Start(ctx) }()
+		stopped := make(chan struct{})
+		go func() { _ = mgr.Start(ctx); close(stopped) }()
 		if !mgr.GetCache().WaitForCacheSync(ctx) || !informer.HasSynced() {
 			b.Fatal("cache did not sync")
 		}
@@ -229,6 +234,7 @@ func BenchmarkCacheSync10k(b *testing.B) {
 			b.Fatalf("listed %d hooks from the cache, want 10000", len(list.Items))
 		}
 		cancel()
+		<-stopped
 		_ = store.Close()
 	}
 	b.StopTimer()
