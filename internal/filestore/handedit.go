@@ -17,12 +17,12 @@ limitations under the License.
 package filestore
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,31 +70,49 @@ func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
 }
 
 // lastValid returns the newest journal entry for a key, or nil when the
-// journal has none or the newest is a deletion.
+// journal has none or the newest is a deletion. It reads the journal
+// backwards, so a recently changed object is found at once.
 func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
 	f, err := os.Open(s.journal.path)
 	if err != nil {
 		return nil, err
 	}
 	defer func() { _ = f.Close() }()
-	var latest *entry
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64<<10), 2*maxObjectBytes+4096)
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
 	needle := []byte(fmt.Sprintf(`"resource":%q,"namespace":%q,"name":%q`, r.plural, namespace, name))
-	for sc.Scan() {
-		if !bytes.Contains(sc.Bytes(), needle) {
-			continue
+	const chunk = 1 << 20
+	var tail []byte // the start of a line cut by the previous chunk boundary
+	for end := fi.Size(); end > 0; {
+		start := max(end-chunk, 0)
+		buf := make([]byte, end-start, end-start+int64(len(tail)))
+		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
 		}
-		e := &entry{}
-		if err := json.Unmarshal(sc.Bytes(), e); err == nil {
-			latest = e
+		buf = append(buf, tail...)
+		lines := bytes.Split(buf, []byte{'\n'})
+		if start > 0 {
+			tail, lines = lines[0], lines[1:]
 		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			if !bytes.Contains(lines[i], needle) {
+				continue
+			}
+			e := &entry{}
+			if err := json.Unmarshal(lines[i], e); err != nil {
+				continue // a torn line, never acknowledged
+			}
+			if e.Type == Deleted {
+				return nil, nil
+			}
+			u := &unstructured.Unstructured{}
+			return u, u.UnmarshalJSON(e.Object)
+		}
+		end = start
 	}
-	if latest == nil || latest.Type == Deleted {
-		return nil, nil
-	}
-	u := &unstructured.Unstructured{}
-	return u, u.UnmarshalJSON(latest.Object)
+	return nil, nil
 }
 
 // InvalidEditError is a hand edit the store refused.
@@ -361,7 +379,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec record.EventRecorder) er
 				s.log.Error(errors.New("symbolic link"), "refusing a symlinked store entry", "file", path)
 				return nil
 			}
-			if _, _, _, ok := s.keyOfPath(path); ok {
+			if _, _, _, ok := s.keyOfPath(path); ok && s.needsAdoption(path) {
 				handle(path)
 			}
 			return nil
@@ -395,6 +413,13 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec record.EventRecorder) er
 			scan()
 		}
 	}
+}
+
+// needsAdoption tells, without taking a lock, whether a file may hold a
+// hand edit, so that a scan of a large store only locks for those.
+func (s *Store) needsAdoption(path string) bool {
+	so, err := s.readObjectFile(path)
+	return err != nil || so.handEdited
 }
 
 func (s *Store) isObjectDir(path string) bool {

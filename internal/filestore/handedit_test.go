@@ -18,6 +18,7 @@ package filestore_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,5 +167,33 @@ func TestCopiedFileBecomesANewObject(t *testing.T) {
 	}
 	if cp.UID == orig.UID || cp.Name != "copy" || cp.Generation != 1 || cp.Spec.Goal != "g" {
 		t.Fatalf("copy: uid %s (original %s) name %s generation %d goal %q", cp.UID, orig.UID, cp.Name, cp.Generation, cp.Spec.Goal)
+	}
+}
+
+// TestLastValidVersionFromALargeJournal refuses an edit of the oldest of
+// many objects, whose last valid version lies megabytes back in the journal.
+func TestLastValidVersionFromALargeJournal(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	c := s.Client()
+	for i := 0; i < 1200; i++ {
+		h := hook(fmt.Sprintf("bulk-%04d", i))
+		h.Spec.Goal = strings.Repeat("g", 1000)
+		if err := c.Create(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "journal")); err != nil || fi.Size() < 1<<20 {
+		t.Fatalf("journal is too small for this test: %v", err)
+	}
+	path := filepath.Join(dir, "hooks", "default", "bulk-0000.yaml")
+	sedInPlace(t, path, "s/maxAttempts: 3/maxAttempts: 0/")
+	got := &agentsv1alpha1.Hook{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "bulk-0000"}, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Spec.MaxAttempts != 3 || len(got.Spec.Goal) != 1000 {
+		t.Fatalf("got maxAttempts %d, goal of %d bytes; want the last valid version", got.Spec.MaxAttempts, len(got.Spec.Goal))
 	}
 }
