@@ -33,10 +33,11 @@ func writeFileAtomic(path string, data []byte) error {
 }
 
 // writeFileAtomicIf is writeFileAtomic that replaces path only while it is
-// still the file expected, as tested by stillWanted(old) on the file it
-// replaced. The swap is an atomic exchange (renameat2 RENAME_EXCHANGE), so
-// a file saved by someone else at any moment is swapped back, never lost.
-func writeFileAtomicIf(path string, data []byte, stillWanted func(old os.FileInfo) bool) error {
+// still the file expected, as tested by stillWanted on the path where the
+// replaced file then lies. The swap is an atomic exchange (renameat2
+// RENAME_EXCHANGE), so a file saved by someone else at any moment is
+// swapped back, never lost.
+func writeFileAtomicIf(path string, data []byte, stillWanted func(replaced string) bool) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
@@ -66,15 +67,14 @@ func writeFileAtomicIf(path string, data []byte, stillWanted func(old os.FileInf
 	return syncDir(dir)
 }
 
-func exchangeIfWanted(tmp, path string, stillWanted func(old os.FileInfo) bool) error {
+func exchangeIfWanted(tmp, path string, stillWanted func(replaced string) bool) error {
 	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil // the file was removed meanwhile; its removal is adopted on its own
 		}
 		return err
 	}
-	old, err := os.Lstat(tmp)
-	if err == nil && !stillWanted(old) {
+	if !stillWanted(tmp) {
 		// Someone saved a newer version just before the exchange: give it back.
 		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
 			return err

@@ -53,7 +53,7 @@ func TestRewriteNeverLosesANewerSave(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			err = writeFileAtomicIf(path, []byte("store form\n"), func(old os.FileInfo) bool { return sameFileInfo(old, read) })
+			err = writeFileAtomicIf(path, []byte("store form\n"), func(replaced string) bool { return isFile(replaced, read) })
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -231,7 +231,7 @@ func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured,
 	if err != nil {
 		return err
 	}
-	return s.writeObjectFileIf(path, rv, js, func(old os.FileInfo) bool { return read == nil || sameFileInfo(old, read) })
+	return s.writeObjectFileIf(path, rv, js, func(replaced string) bool { return read == nil || isFile(replaced, read) })
 }
 
 // adoptRemoval records a store file that a person deleted as a deletion.

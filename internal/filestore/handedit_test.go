@@ -197,3 +197,34 @@ func TestLastValidVersionFromALargeJournal(t *testing.T) {
 		t.Fatalf("got maxAttempts %d, goal of %d bytes; want the last valid version", got.Spec.MaxAttempts, len(got.Spec.Goal))
 	}
 }
+
+// TestUpdateKeepsAPersonsUnadoptedFile updates an object whose file holds a
+// refused edit: the update takes effect and the person's file stays as written.
+func TestUpdateKeepsAPersonsUnadoptedFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	c := s.Client()
+	h := hook("kept")
+	if err := c.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "hooks", "default", "kept.yaml")
+	sedInPlace(t, path, `s/goal: g$/goal: "half typed/`)
+	edited, _ := os.ReadFile(path)
+	h.Labels = map[string]string{"updated": "yes"}
+	if err := c.Update(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	now, _ := os.ReadFile(path)
+	if string(now) != string(edited) {
+		t.Fatalf("the update overwrote the person's file:\n%s", now)
+	}
+	got := &agentsv1alpha1.Hook{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(h), got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels["updated"] != "yes" || got.Spec.Goal != "g" {
+		t.Fatalf("object in effect: labels %v goal %q", got.Labels, got.Spec.Goal)
+	}
+}

@@ -308,7 +308,7 @@ func (s *Store) writeObjectFile(path string, rv uint64, objJSON []byte) error {
 	return s.writeObjectFileIf(path, rv, objJSON, nil)
 }
 
-func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillWanted func(os.FileInfo) bool) error {
+func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillWanted func(replaced string) bool) error {
 	body, err := yaml.JSONToYAML(objJSON)
 	if err != nil {
 		return err
@@ -551,7 +551,11 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 	case typ == Deleted:
 		err = removeFileDurable(path)
 	case adopted != nil:
-		err = s.writeObjectFileIf(path, rv, js, func(old os.FileInfo) bool { return sameFileInfo(old, adopted) })
+		err = s.writeObjectFileIf(path, rv, js, func(replaced string) bool { return isFile(replaced, adopted) })
+	case typ == Modified:
+		// Replace only the store's own version: a person's save that landed
+		// after this update read the object is kept and adopted on its own.
+		err = s.writeObjectFileIf(path, rv, js, storeWritten)
 	default:
 		err = s.writeObjectFile(path, rv, js)
 	}
@@ -569,6 +573,19 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 // sameFileInfo tells whether two stats describe the same, unmodified file.
 func sameFileInfo(a, b os.FileInfo) bool {
 	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// isFile tells whether path is still the file described by fi.
+func isFile(path string, fi os.FileInfo) bool {
+	cur, err := os.Lstat(path)
+	return err == nil && sameFileInfo(cur, fi)
+}
+
+// storeWritten tells whether the file at path was written by the store and
+// not edited since.
+func storeWritten(path string) bool {
+	_, ok := readHeaderRV(path)
+	return ok
 }
 
 // currentRV returns the store's newest resourceVersion.
