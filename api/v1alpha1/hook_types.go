@@ -46,17 +46,6 @@ const (
 	HookAbandoned HookState = "abandoned"
 )
 
-// HookStates lists every Hook state in state-machine order.
-var HookStates = []HookState{
-	HookInitializing, HookStepPending, HookStepRunning, HookStepValidating,
-	HookAwaitingHuman, HookRecovering, HookCompleted, HookFailed, HookAbandoned,
-}
-
-// IsTerminal reports whether no transition leaves the state.
-func (s HookState) IsTerminal() bool {
-	return s == HookCompleted || s == HookFailed || s == HookAbandoned
-}
-
 // HookSpec is the desired state of a Hook: the task, its steps and its policies.
 // +kubebuilder:validation:XValidation:rule="self.steps.all(s, self.steps.exists_one(t, t.name == s.name))",message="step names must be unique"
 type HookSpec struct {

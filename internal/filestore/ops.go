@@ -37,6 +37,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tether-dev/tether/internal/crdschema"
 )
 
 // optimisticLockMessage is kube-apiserver's text for a stale resourceVersion.
@@ -46,10 +48,6 @@ const optimisticLockMessage = "the object has been modified; please apply your c
 type writeOptions struct {
 	dryRun bool
 	strict bool
-}
-
-func (s *Store) invalid(r *resource, name string, errs field.ErrorList) error {
-	return apierrors.NewInvalid(r.gvk.GroupKind(), name, errs)
 }
 
 // admit prunes, defaults and sizes obj as the API server does before validation.
@@ -103,14 +101,14 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 		obj.SetName(obj.GetGenerateName() + utilrand.String(5))
 	}
 	if errs := nameErrors(obj.GetName()); len(errs) > 0 {
-		return nil, s.invalid(r, obj.GetName(), errs)
+		return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), errs)
 	}
 	if !r.namespaced {
 		obj.SetNamespace("")
 	} else if obj.GetNamespace() == "" {
 		return nil, apierrors.NewBadRequest("the namespace of the object is required for namespaced resource " + r.plural)
 	} else if msgs := validation.IsDNS1123Label(obj.GetNamespace()); len(msgs) > 0 {
-		return nil, s.invalid(r, obj.GetName(), field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), obj.GetNamespace(), strings.Join(msgs, ", "))})
+		return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), obj.GetNamespace(), strings.Join(msgs, ", "))})
 	}
 	if r.status {
 		delete(obj.Object, "status")
@@ -126,7 +124,7 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 	obj.SetManagedFields(nil)
 	if r.crd {
 		if errs := s.validator.ValidateCreate(ctx, r.gvk, obj.Object); len(errs) > 0 {
-			return nil, s.invalid(r, obj.GetName(), errs)
+			return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), errs)
 		}
 	}
 	if err := checkSize(r, obj); err != nil {
@@ -195,7 +193,7 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 			return err
 		}
 		if errs := finalizerErrors(old, next); len(errs) > 0 {
-			return s.invalid(r, in.GetName(), errs)
+			return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
 		}
 		if r.crd {
 			validate := s.validator.ValidateUpdate
@@ -203,7 +201,7 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 				validate = s.validator.ValidateStatusUpdate
 			}
 			if errs := validate(ctx, r.gvk, next.Object, old.Object); len(errs) > 0 {
-				return s.invalid(r, in.GetName(), errs)
+				return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
 			}
 		}
 		if !subresource && !bytes.Equal(contentWithout(old, "metadata", "status"), contentWithout(next, "metadata", "status")) {

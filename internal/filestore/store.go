@@ -200,9 +200,6 @@ func Open(dir string, opts Options) (*Store, error) {
 // Close releases the store's files.
 func (s *Store) Close() error { return s.journal.close() }
 
-// Dir returns the store directory.
-func (s *Store) Dir() string { return s.dir }
-
 // RESTMapper maps the served kinds to resources.
 func (s *Store) RESTMapper() meta.RESTMapper { return s.mapper }
 
