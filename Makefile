@@ -58,8 +58,7 @@ test: verify-generated vet envtest ## Run every test: unit, envtest, end to end 
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZ_ITERATIONS inputs each (STORE_FUZZ_ITERATIONS for store files).
-	go test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime $(FUZZ_ITERATIONS)x ./internal/manifest
-	go test -run '^$$' -fuzz '^FuzzStoreFile$$' -fuzztime $(STORE_FUZZ_ITERATIONS)x ./internal/filestore
+	FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) SLOW_FUZZ_ITERATIONS=$(STORE_FUZZ_ITERATIONS) SLOW_FUZZ_TARGETS=FuzzStoreFile hack/fuzz.sh
 
 TORTURE_KILLS ?= 2000
 

@@ -1,0 +1,246 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package supervise
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Exit reasons, as recorded in crash records.
+const (
+	// ReasonExited means the process exited by itself with a status.
+	ReasonExited = "Exited"
+	// ReasonSignaled means a signal killed the process.
+	ReasonSignaled = "Signaled"
+	// ReasonVanished means an adopted process ended; only its parent could
+	// learn its exit status.
+	ReasonVanished = "Vanished"
+	// ReasonPIDReused means the PID now belongs to another process, so the
+	// recorded one is gone.
+	ReasonPIDReused = "PIDReused"
+)
+
+// Exit describes how a process ended.
+type Exit struct {
+	// Identity is the process that ended.
+	Identity Identity
+	// Time is when the end was observed.
+	Time time.Time
+	// Reason is one of the Reason constants.
+	Reason string
+	// ExitCode is the exit status, or -1 when a signal killed the process
+	// or the status is unknown.
+	ExitCode int
+	// Signal is the signal that killed the process, or 0.
+	Signal syscall.Signal
+}
+
+// Known reports whether the exit status was observed, which only the
+// parent of a process can do.
+func (e Exit) Known() bool { return e.Reason == ReasonExited || e.Reason == ReasonSignaled }
+
+func (e Exit) String() string {
+	switch e.Reason {
+	case ReasonExited:
+		return fmt.Sprintf("%s exited with code %d", e.Identity, e.ExitCode)
+	case ReasonSignaled:
+		return fmt.Sprintf("%s killed by signal %d (%s)", e.Identity, int(e.Signal), unix.SignalName(e.Signal))
+	case ReasonPIDReused:
+		return fmt.Sprintf("%s is gone; its PID was reused", e.Identity)
+	default:
+		return fmt.Sprintf("%s ended; its exit status is unknown", e.Identity)
+	}
+}
+
+// LaunchSpec says how to start a process.
+type LaunchSpec struct {
+	// Command is the argv; Command[0] is looked up in PATH.
+	Command []string
+	// Dir is the working directory; empty means the caller's.
+	Dir string
+	// Env is added to the caller's environment, as NAME=VALUE.
+	Env []string
+	// LogFile receives stdout and stderr, appended; created 0600 in 0700
+	// directories. Empty discards the output.
+	LogFile string
+}
+
+// Launch starts spec in a new session, so it leads its own process group
+// and outlives the caller and the caller's terminal. The returned channel
+// receives the process's Exit once, with its status, if it ends while the
+// caller runs.
+func Launch(spec LaunchSpec) (Identity, <-chan Exit, error) {
+	if len(spec.Command) == 0 {
+		return Identity{}, nil, errors.New("no command to launch")
+	}
+	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
+	cmd.Dir = spec.Dir
+	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if spec.LogFile != "" {
+		if err := os.MkdirAll(filepath.Dir(spec.LogFile), 0o700); err != nil {
+			return Identity{}, nil, err
+		}
+		log, err := os.OpenFile(spec.LogFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return Identity{}, nil, err
+		}
+		defer func() { _ = log.Close() }()
+		cmd.Stdout, cmd.Stderr = log, log
+	}
+	if err := cmd.Start(); err != nil {
+		return Identity{}, nil, err
+	}
+	id, err := Identify(cmd.Process.Pid)
+	if err != nil {
+		// The child already exited; Wait still reports how.
+		boot, _ := BootID()
+		id = Identity{PID: cmd.Process.Pid, BootID: boot}
+	}
+	exits := make(chan Exit, 1)
+	go func() {
+		_ = cmd.Wait()
+		exits <- exitOf(id, cmd.ProcessState)
+	}()
+	return id, exits, nil
+}
+
+func exitOf(id Identity, state *os.ProcessState) Exit {
+	e := Exit{Identity: id, Time: time.Now(), ExitCode: -1, Reason: ReasonVanished}
+	if state == nil {
+		return e
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	switch {
+	case ok && ws.Signaled():
+		e.Reason, e.Signal = ReasonSignaled, ws.Signal()
+	case ok && ws.Exited():
+		e.Reason, e.ExitCode = ReasonExited, ws.ExitStatus()
+	}
+	return e
+}
+
+// Watch watches a process that is not the caller's child through a pidfd.
+// The channel receives one Exit when the process ends, at once when id no
+// longer runs. Stop ends the watch without an Exit.
+func Watch(id Identity) (exits <-chan Exit, stop func(), err error) {
+	out := make(chan Exit, 1)
+	fd, err := unix.PidfdOpen(id.PID, 0)
+	if errors.Is(err, unix.ESRCH) {
+		out <- Exit{Identity: id, Time: time.Now(), Reason: ReasonVanished, ExitCode: -1}
+		return out, func() {}, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("pidfd_open %d: %w", id.PID, err)
+	}
+	// The pidfd pins the process it was opened for; checking the identity
+	// after opening it rules out a PID reused in between.
+	if alive, err := id.Alive(); err != nil || !alive {
+		_ = unix.Close(fd)
+		if err != nil {
+			return nil, nil, err
+		}
+		reason := ReasonVanished
+		if _, statErr := readStat(id.PID); statErr == nil {
+			reason = ReasonPIDReused
+		}
+		out <- Exit{Identity: id, Time: time.Now(), Reason: reason, ExitCode: -1}
+		return out, func() {}, nil
+	}
+	cancelR, cancelW, err := os.Pipe()
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, nil, err
+	}
+	go func() {
+		defer func() { _ = unix.Close(fd); _ = cancelR.Close() }()
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(cancelR.Fd()), Events: unix.POLLIN}}
+		for {
+			_, err := unix.Poll(fds, -1)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if fds[1].Revents != 0 {
+				return
+			}
+			if err != nil || fds[0].Revents != 0 {
+				out <- Exit{Identity: id, Time: time.Now(), Reason: ReasonVanished, ExitCode: -1}
+				return
+			}
+		}
+	}()
+	return out, func() { _ = cancelW.Close() }, nil
+}
+
+// Stop ends the process id and its process group: SIGTERM, then SIGKILL
+// after grace. It returns once the process is gone. Stopping a process that
+// already ended is not an error.
+func Stop(id Identity, grace time.Duration) error {
+	fd, err := unix.PidfdOpen(id.PID, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("pidfd_open %d: %w", id.PID, err)
+	}
+	defer func() { _ = unix.Close(fd) }()
+	if alive, err := id.Alive(); err != nil || !alive {
+		return err
+	}
+	signal := func(sig unix.Signal) {
+		// A session leader's group shares its PID; signalling the group
+		// also stops the children an agent started.
+		if pgid, err := unix.Getpgid(id.PID); err == nil && pgid == id.PID {
+			_ = unix.Kill(-pgid, sig)
+		}
+		_ = unix.PidfdSendSignal(fd, sig, nil, 0)
+	}
+	signal(unix.SIGTERM)
+	if waitPidfd(fd, grace) {
+		return nil
+	}
+	signal(unix.SIGKILL)
+	if !waitPidfd(fd, 10*time.Second) {
+		return fmt.Errorf("%s did not end after SIGKILL", id)
+	}
+	return nil
+}
+
+// waitPidfd waits up to timeout for the process behind fd to end.
+func waitPidfd(fd int, timeout time.Duration) bool {
+	deadline := time.Now().Add(timeout)
+	for {
+		remaining := time.Until(deadline)
+		if remaining < 0 {
+			remaining = 0
+		}
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		n, err := unix.Poll(fds, int(remaining.Milliseconds()))
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		return err == nil && n > 0
+	}
+}

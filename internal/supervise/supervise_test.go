@@ -1,0 +1,310 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package supervise
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func TestParseStat(t *testing.T) {
+	tail := " S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21\n"
+	tests := []struct {
+		name    string
+		data    string
+		want    procStat
+		wantErr bool
+	}{
+		{name: "plain", data: "42 (sleep)" + tail, want: procStat{state: 'S', startTicks: 987654}},
+		{name: "spaces and parentheses in the command", data: "42 (a) (b c)" + tail, want: procStat{state: 'S', startTicks: 987654}},
+		{name: "zombie", data: "42 (x) Z 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 5 20", want: procStat{state: 'Z', startTicks: 5}},
+		{name: "no parenthesis", data: "42 sleep S 1", wantErr: true},
+		{name: "too short", data: "42 (sleep) S 1 2 3", wantErr: true},
+		{name: "bad start time", data: "42 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 nope 20", wantErr: true},
+		{name: "empty", data: "", wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := parseStat([]byte(tt.data))
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("parseStat error = %v, want error %v", err, tt.wantErr)
+			}
+			if got != tt.want {
+				t.Fatalf("parseStat = %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("42 (sleep) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21"))
+	f.Add([]byte("1 ((()) R"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		st, err := parseStat(data)
+		if err != nil {
+			return
+		}
+		end := strings.LastIndexByte(string(data), ')')
+		fields := strings.Fields(string(data[end+1:]))
+		if end < 0 || len(fields) < 20 || fields[0] != string([]byte{st.state}) || fields[19] != strconv.FormatInt(st.startTicks, 10) && !strings.HasPrefix(fields[19], "+") && !strings.HasPrefix(fields[19], "0") && !strings.HasPrefix(fields[19], "-0") {
+			t.Fatalf("parseStat(%q) = %+v, which is not fields 3 and 22 after the command", data, st)
+		}
+	})
+}
+
+func TestIdentify(t *testing.T) {
+	self, err := Identify(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self.PID != os.Getpid() || self.StartTicks <= 0 || self.BootID == "" {
+		t.Fatalf("Identify(self) = %+v", self)
+	}
+	if alive, err := self.Alive(); err != nil || !alive {
+		t.Fatalf("self.Alive() = %v, %v", alive, err)
+	}
+	reused := self
+	reused.StartTicks++
+	if alive, err := reused.Alive(); err != nil || alive {
+		t.Fatalf("an identity with another start time is alive: %v, %v", alive, err)
+	}
+	otherBoot := self
+	otherBoot.BootID = "not-this-boot"
+	if alive, _ := otherBoot.Alive(); alive {
+		t.Fatal("an identity from another boot is alive")
+	}
+	for _, pid := range []int{0, -1, 1 << 30} {
+		if _, err := Identify(pid); !errors.Is(err, ErrNotRunning) {
+			t.Errorf("Identify(%d) error = %v, want ErrNotRunning", pid, err)
+		}
+	}
+}
+
+func waitExit(t *testing.T, exits <-chan Exit, within time.Duration) Exit {
+	t.Helper()
+	select {
+	case e := <-exits:
+		return e
+	case <-time.After(within):
+		t.Fatalf("no exit within %s", within)
+		return Exit{}
+	}
+}
+
+func TestLaunch(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "logs", "w.log")
+	id, exits, err := Launch(LaunchSpec{
+		Command: []string{"sh", "-c", `echo "out $GREETING $(pwd)"; echo err >&2; exit 3`},
+		Dir:     dir,
+		Env:     []string{"GREETING=hello"},
+		LogFile: log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := waitExit(t, exits, 10*time.Second)
+	if e.Reason != ReasonExited || e.ExitCode != 3 || !e.Known() || e.Identity.PID != id.PID {
+		t.Fatalf("exit = %+v", e)
+	}
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(data); !strings.Contains(got, "out hello "+dir) || !strings.Contains(got, "err") {
+		t.Fatalf("log = %q", got)
+	}
+	for path, want := range map[string]os.FileMode{log: 0o600, filepath.Dir(log): 0o700} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+			t.Errorf("%s mode = %v, want %v", path, fi.Mode().Perm(), want)
+		}
+	}
+	if _, _, err := Launch(LaunchSpec{}); err == nil {
+		t.Error("launching no command succeeded")
+	}
+	if _, _, err := Launch(LaunchSpec{Command: []string{"/no/such/binary"}}); err == nil {
+		t.Error("launching a missing binary succeeded")
+	}
+}
+
+func TestLaunchedChildKilled(t *testing.T) {
+	id, exits, err := Launch(LaunchSpec{Command: []string{"sleep", "1000"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pgid, err := syscall.Getpgid(id.PID); err != nil || pgid != id.PID {
+		t.Fatalf("the child is not its own process group leader: pgid %d, %v", pgid, err)
+	}
+	if err := syscall.Kill(id.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	e := waitExit(t, exits, 10*time.Second)
+	if e.Reason != ReasonSignaled || e.Signal != syscall.SIGKILL || e.ExitCode != -1 {
+		t.Fatalf("exit = %+v", e)
+	}
+	if !strings.Contains(e.String(), "signal 9 (SIGKILL)") {
+		t.Errorf("exit description %q", e.String())
+	}
+}
+
+// startForeign starts a process the test reaps itself, standing in for a
+// process tether adopts.
+func startForeign(t *testing.T, args ...string) (*exec.Cmd, Identity) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	var id Identity
+	var err error
+	for range 100 {
+		if id, err = Identify(cmd.Process.Pid); err == nil {
+			return cmd, id
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal(err)
+	return nil, Identity{}
+}
+
+func TestWatchAdopted(t *testing.T) {
+	cmd, id := startForeign(t, "sleep", "1000")
+	exits, stop, err := Watch(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	select {
+	case e := <-exits:
+		t.Fatalf("exit reported for a live process: %+v", e)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	e := waitExit(t, exits, 5*time.Second)
+	if e.Reason != ReasonVanished || e.Known() || e.Identity != id {
+		t.Fatalf("exit = %+v", e)
+	}
+}
+
+func TestWatchGoneOrReused(t *testing.T) {
+	_, id := startForeign(t, "sleep", "1000")
+	reused := id
+	reused.StartTicks--
+	tests := []struct {
+		name   string
+		id     Identity
+		reason string
+	}{
+		{"PID reused", reused, ReasonPIDReused},
+		{"no such process", Identity{PID: 1 << 30, StartTicks: 1, BootID: id.BootID}, ReasonVanished},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			exits, stop, err := Watch(tt.id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stop()
+			if e := waitExit(t, exits, time.Second); e.Reason != tt.reason {
+				t.Fatalf("reason = %s, want %s", e.Reason, tt.reason)
+			}
+		})
+	}
+}
+
+func TestWatchStop(t *testing.T) {
+	cmd, id := startForeign(t, "sleep", "1000")
+	exits, stop, err := Watch(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop()
+	time.Sleep(50 * time.Millisecond)
+	_ = cmd.Process.Kill()
+	select {
+	case e := <-exits:
+		t.Fatalf("a stopped watch reported %+v", e)
+	case <-time.After(200 * time.Millisecond):
+	}
+}
+
+func TestStopKillsTheGroup(t *testing.T) {
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "grandchild")
+	tests := []struct {
+		name    string
+		script  string
+		grace   time.Duration
+		atLeast time.Duration
+	}{
+		{"honours SIGTERM", `sleep 1000 & echo $! > ` + pidFile + `; wait`, 5 * time.Second, 0},
+		{"ignores SIGTERM", `trap "" TERM; sleep 1000 & echo $! > ` + pidFile + `; while :; do wait; done`, 300 * time.Millisecond, 300 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_ = os.Remove(pidFile)
+			id, exits, err := Launch(LaunchSpec{Command: []string{"sh", "-c", tt.script}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var grandchild int
+			for deadline := time.Now().Add(5 * time.Second); grandchild == 0; {
+				if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
+					grandchild, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the script never started its child")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			gc, err := Identify(grandchild)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start := time.Now()
+			if err := Stop(id, tt.grace); err != nil {
+				t.Fatal(err)
+			}
+			if took := time.Since(start); took < tt.atLeast {
+				t.Errorf("Stop returned after %s, before the %s grace", took, tt.atLeast)
+			}
+			waitExit(t, exits, 5*time.Second)
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+				if alive, _ := gc.Alive(); !alive {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the process group's other member survived Stop")
+				}
+			}
+			if err := Stop(id, time.Second); err != nil {
+				t.Errorf("stopping an ended process: %v", err)
+			}
+		})
+	}
+}
