@@ -24,39 +24,19 @@ import (
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/manifest"
+	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // TestSamplesOnAPIServer installs the CRDs into a real kube-apiserver and
 // creates every sample through it, so the samples, defaults and CEL rules are
 // proven against the reference implementation.
 func TestSamplesOnAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set; `make test` builds the assets and sets it")
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{"bases"},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-
-	scheme := runtime.NewScheme()
-	if err := agentsv1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	c, err := client.New(cfg, client.Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.Start(t).Client
+	scheme := c.Scheme()
 	ctx := context.Background()
 
 	files, err := filepath.Glob("../samples/agents_*.yaml")

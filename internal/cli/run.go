@@ -39,6 +39,10 @@ import (
 	"github.com/tether-dev/tether/internal/storemanager"
 )
 
+// LeaderElectionID names the Lease that replicas of `tether run --cluster
+// --leader-elect` compete for.
+const LeaderElectionID = "tether.agents.tether.dev"
+
 type runOptions struct {
 	metricsAddr string
 	probeAddr   string
@@ -132,12 +136,19 @@ func (o *runOptions) clusterManager(g *GlobalOptions, s *runtime.Scheme) (manage
 	if err != nil {
 		return nil, fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	// Outside a cluster controller-runtime cannot guess where the Lease
+	// lives; -n or the kubeconfig context's namespace says, as for kubectl.
+	ns, err := g.Namespace()
+	if err != nil {
+		return nil, err
+	}
 	return ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 s,
-		Metrics:                metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress: o.probeAddr,
-		LeaderElection:         o.leaderElect,
-		LeaderElectionID:       "tether.agents.tether.dev",
+		Scheme:                  s,
+		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:  o.probeAddr,
+		LeaderElection:          o.leaderElect,
+		LeaderElectionID:        LeaderElectionID,
+		LeaderElectionNamespace: ns,
 	})
 }
 

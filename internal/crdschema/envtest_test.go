@@ -20,7 +20,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -31,31 +30,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/tether-dev/tether/internal/crdschema"
+	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // TestMatchesAPIServer sends the same objects to a real kube-apiserver and to
 // the Validator, and requires the same outcome: both accept, or both reject
 // with the same causes (type, field and message) and the same defaults.
 func TestMatchesAPIServer(t *testing.T) {
-	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Skip("KUBEBUILDER_ASSETS is not set; `make test` builds the assets and sets it")
-	}
-	env := &envtest.Environment{
-		CRDDirectoryPaths:     []string{"../../config/crd/bases"},
-		ErrorIfCRDPathMissing: true,
-	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	c, err := client.New(cfg, client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := testenv.Start(t).Client
 	v := newValidator(t)
 	ctx := context.Background()
 

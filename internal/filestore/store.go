@@ -434,6 +434,7 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 			}
 		}
 	}
+	var paths []string
 	for _, dir := range dirs {
 		entries, err := os.ReadDir(dir)
 		if errors.Is(err, os.ErrNotExist) {
@@ -450,13 +451,21 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 			if _, _, _, ok := s.keyOfPath(path); !ok {
 				continue
 			}
-			so, err := s.readObjectFile(path)
-			if err != nil || so.handEdited {
-				pending = append(pending, path)
-				continue
-			}
-			items = append(items, so)
+			paths = append(paths, path)
 		}
+	}
+	read := make([]*storedObject, len(paths))
+	forEachParallel(len(paths), func(i int) {
+		if so, err := s.readObjectFile(paths[i]); err == nil {
+			read[i] = so
+		}
+	})
+	for i, so := range read {
+		if so == nil || so.handEdited {
+			pending = append(pending, paths[i])
+			continue
+		}
+		items = append(items, so)
 	}
 	return items, pending, nil
 }

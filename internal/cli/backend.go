@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/go-logr/logr"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+
+	"github.com/tether-dev/tether/config/crd"
+	"github.com/tether-dev/tether/internal/scheme"
+)
+
+// Backend is what a CLI verb talks to: the local store or a cluster, behind
+// the same controller-runtime client.
+type Backend struct {
+	// Client reads, writes and watches objects.
+	Client client.WithWatch
+	// Scheme maps Go types to kinds.
+	Scheme *runtime.Scheme
+	// Mapper maps kinds to resources.
+	Mapper meta.RESTMapper
+	// Types resolves the resource type names users type.
+	Types *Types
+	// CRDs are tether's CRDs, the source of printer columns and field
+	// documentation in both modes.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// Namespace is the namespace from -n, the kubeconfig context, or "default".
+	Namespace string
+	// Cluster is true when Client talks to a Kubernetes API server.
+	Cluster bool
+	// Location names the store directory or the cluster's server, for messages.
+	Location string
+	// RESTConfig is the cluster's client config; nil on the local store.
+	RESTConfig *rest.Config
+
+	close func() error
+}
+
+// Close releases the store's files; it is a no-op in cluster mode.
+func (b *Backend) Close() error {
+	if b.close == nil {
+		return nil
+	}
+	return b.close()
+}
+
+// Backend opens the backend the global flags select: the local store by
+// default, or the cluster named by the kubeconfig loading rules with --cluster.
+func (o *GlobalOptions) Backend(_ context.Context) (*Backend, error) {
+	s, err := scheme.New()
+	if err != nil {
+		return nil, err
+	}
+	crds, err := crd.Load()
+	if err != nil {
+		return nil, err
+	}
+	ns, err := o.Namespace()
+	if err != nil {
+		return nil, err
+	}
+	b := &Backend{Scheme: s, CRDs: crds, Types: NewTypes(crds), Namespace: ns, Cluster: o.Cluster}
+	if o.Cluster {
+		cfg, err := o.KubeConfig.ToRESTConfig()
+		if err != nil {
+			return nil, fmt.Errorf("loading kubeconfig: %w", err)
+		}
+		httpClient, err := rest.HTTPClientFor(cfg)
+		if err != nil {
+			return nil, err
+		}
+		mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
+		if err != nil {
+			return nil, err
+		}
+		c, err := client.NewWithWatch(cfg, client.Options{Scheme: s, Mapper: mapper, HTTPClient: httpClient})
+		if err != nil {
+			return nil, err
+		}
+		b.Client, b.Mapper, b.Location, b.RESTConfig = c, mapper, cfg.Host, cfg
+		return b, nil
+	}
+	dir, err := o.StoreDir()
+	if err != nil {
+		return nil, err
+	}
+	store, err := openStore(dir, s, logr.Discard())
+	if err != nil {
+		return nil, err
+	}
+	b.Client, b.Mapper, b.Location, b.close = store.Client(), store.RESTMapper(), dir, store.Close
+	return b, nil
+}
