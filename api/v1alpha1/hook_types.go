@@ -46,6 +46,16 @@ const (
 	HookAbandoned HookState = "abandoned"
 )
 
+// IsTerminal reports whether s is completed, failed or abandoned: states no
+// event leaves.
+func (s HookState) IsTerminal() bool {
+	return s == HookCompleted || s == HookFailed || s == HookAbandoned
+}
+
+// HookHistoryLimit is how many entries status.history keeps; it must equal the
+// MaxItems marker on HookStatus.History.
+const HookHistoryLimit = 100
+
 // HookSpec is the desired state of a Hook: the task, its steps and its policies.
 // +kubebuilder:validation:XValidation:rule="self.steps.all(s, self.steps.exists_one(t, t.name == s.name))",message="step names must be unique"
 type HookSpec struct {

@@ -1,0 +1,70 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package hookfsm
+
+import (
+	"fmt"
+	"strings"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// TransitionError says that an event is not valid in a Hook's current state.
+type TransitionError struct {
+	// Hook is the Hook's name.
+	Hook string
+	// Event is the rejected event.
+	Event Event
+	// State is the Hook's state.
+	State v1.HookState
+	// Expected lists the states the event is valid in.
+	Expected []v1.HookState
+}
+
+// Error names the verb, the Hook, its state and the states the verb needs.
+func (e *TransitionError) Error() string {
+	prefix := fmt.Sprintf("cannot %q hook %q: state is %s", e.Event.Verb(), e.Hook, e.State)
+	if e.State.IsTerminal() {
+		return prefix + ", which is terminal"
+	}
+	names := make([]string, len(e.Expected))
+	for i, s := range e.Expected {
+		names[i] = string(s)
+	}
+	expected := names[len(names)-1]
+	if len(names) > 1 {
+		expected = strings.Join(names[:len(names)-1], ", ") + " or " + expected
+	}
+	return prefix + ", expected " + expected
+}
+
+// InvalidError says that the input of a transition, or the Hook it applies
+// to, is invalid. Field names the offending field.
+type InvalidError struct {
+	// Hook is the Hook's name.
+	Hook string
+	// Field is the path of the invalid field, such as "message" for the
+	// input's or "status.currentStep.index" for the Hook's.
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+// Error names the Hook and the field.
+func (e *InvalidError) Error() string {
+	return fmt.Sprintf("hook %q: %s: %s", e.Hook, e.Field, e.Reason)
+}
