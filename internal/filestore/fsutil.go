@@ -38,34 +38,62 @@ func writeFileAtomic(path string, data []byte) error {
 // RENAME_EXCHANGE), so a file saved by someone else at any moment is
 // swapped back, never lost.
 func writeFileAtomicIf(path string, data []byte, stillWanted func(replaced string) bool) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	tmp, err := writeTemp(path, data)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
+	defer tmp.discard()
+	return tmp.install(stillWanted)
+}
+
+// tempFile is new content for path, durable in a temp file beside it and
+// not yet in place.
+type tempFile struct {
+	path, name string
+}
+
+// writeTemp writes data to a temp file in path's directory and fsyncs it.
+func writeTemp(path string, data []byte) (*tempFile, error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return nil, err
+	}
+	t := &tempFile{path: path, name: tmp.Name()}
 	if _, err := tmp.Write(data); err != nil {
 		_ = tmp.Close()
-		return err
+		t.discard()
+		return nil, err
 	}
 	if err := tmp.Sync(); err != nil {
 		_ = tmp.Close()
-		return err
+		t.discard()
+		return nil, err
 	}
 	if err := tmp.Close(); err != nil {
-		return err
+		t.discard()
+		return nil, err
 	}
-	if stillWanted != nil {
-		return exchangeIfWanted(tmp.Name(), path, stillWanted)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return t, nil
 }
+
+// install renames the temp file into place, or exchanges it with the file
+// there while stillWanted approves, and fsyncs the directory.
+func (t *tempFile) install(stillWanted func(replaced string) bool) error {
+	if stillWanted != nil {
+		return exchangeIfWanted(t.name, t.path, stillWanted)
+	}
+	if err := os.Rename(t.name, t.path); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(t.path))
+}
+
+// discard removes the temp file if it was not installed.
+func (t *tempFile) discard() { _ = os.Remove(t.name) }
 
 func exchangeIfWanted(tmp, path string, stillWanted func(replaced string) bool) error {
 	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {

@@ -549,24 +549,36 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		return err
 	}
 	e := &entry{RV: rv, Type: typ, Resource: r.plural, Namespace: obj.GetNamespace(), Name: obj.GetName(), Object: js}
-	if err := s.journal.append(e); err != nil {
-		return err
-	}
 	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
-	switch {
-	case typ == Deleted:
-		err = removeFileDurable(path)
-	case adopted != nil:
-		err = s.writeObjectFileIf(path, rv, js, func(replaced string) bool { return isFile(replaced, adopted) })
-	case typ == Modified:
-		// Replace only the store's own version: a person's save that landed
-		// after this update read the object is kept and adopted on its own.
-		err = s.writeObjectFileIf(path, rv, js, storeWritten)
-	default:
-		err = s.writeObjectFile(path, rv, js)
-	}
-	if err != nil {
-		return err
+	if typ == Deleted {
+		if err := s.journal.append(e); err != nil {
+			return err
+		}
+		if err := removeFileDurable(path); err != nil {
+			return err
+		}
+	} else {
+		// The journal entry and the new file's content are independent until
+		// the rename, so their two fsyncs overlap; the rename waits for both,
+		// which keeps "journal first" for every file a reader can see.
+		tmp, err := s.journalAndTemp(e, path, rv, js)
+		if err != nil {
+			return err
+		}
+		var stillWanted func(string) bool
+		switch {
+		case adopted != nil:
+			stillWanted = func(replaced string) bool { return isFile(replaced, adopted) }
+		case typ == Modified:
+			// Replace only the store's own version: a person's save that landed
+			// after this update read the object is kept and adopted on its own.
+			stillWanted = storeWritten
+		}
+		err = tmp.install(stillWanted)
+		tmp.discard()
+		if err != nil {
+			return err
+		}
 	}
 	if size, err := s.journal.size(); err == nil && size > s.limit {
 		if err := s.journal.compact(s.keep); err != nil {
@@ -574,6 +586,33 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		}
 	}
 	return nil
+}
+
+// journalAndTemp appends e to the journal while writing the object file's
+// new content to a temp file beside path, and waits for both to be durable.
+func (s *Store) journalAndTemp(e *entry, path string, rv uint64, objJSON []byte) (*tempFile, error) {
+	body, err := yaml.JSONToYAML(objJSON)
+	if err != nil {
+		return nil, err
+	}
+	type written struct {
+		tmp *tempFile
+		err error
+	}
+	done := make(chan written, 1)
+	go func() {
+		tmp, err := writeTemp(path, append([]byte(fileHeader(rv, body)), body...))
+		done <- written{tmp, err}
+	}()
+	journalErr := s.journal.append(e)
+	w := <-done
+	if journalErr != nil || w.err != nil {
+		if w.tmp != nil {
+			w.tmp.discard()
+		}
+		return nil, errors.Join(journalErr, w.err)
+	}
+	return w.tmp, nil
 }
 
 // sameFileInfo tells whether two stats describe the same, unmodified file.
