@@ -18,6 +18,7 @@ package filestore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -168,22 +169,44 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	if err != nil {
 		return err
 	}
-	ul := &unstructured.UnstructuredList{Object: map[string]interface{}{}}
-	ul.SetGroupVersionKind(r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List"))
-	ul.SetResourceVersion(strconv.FormatUint(rv, 10))
+	matched := items[:0]
 	for _, u := range items {
 		if m.matches(u) {
-			ul.Items = append(ul.Items, *u)
+			matched = append(matched, u)
 		}
 	}
 	if out, ok := list.(*unstructured.UnstructuredList); ok {
-		out.Object = ul.Object
-		out.Items = ul.Items
+		out.Object = map[string]interface{}{}
+		out.SetGroupVersionKind(r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List"))
+		out.SetResourceVersion(strconv.FormatUint(rv, 10))
+		out.Items = make([]unstructured.Unstructured, len(matched))
+		for i, u := range matched {
+			out.Items[i] = *u
+		}
 		return nil
 	}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ul.UnstructuredContent(), list); err != nil {
+	return c.toTypedList(r, rv, matched, list)
+}
+
+// toTypedList converts items into the typed list. Converting by reflection
+// costs as much as decoding, so a large list converts on every CPU too.
+func (c *Client) toTypedList(r *resource, rv uint64, items []*unstructured.Unstructured, list client.ObjectList) error {
+	objs := make([]runtime.Object, len(items))
+	errs := make([]error, len(items))
+	forEachParallel(len(items), func(i int) {
+		obj, err := c.s.scheme.New(r.gvk)
+		if err == nil {
+			err = runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, obj)
+		}
+		objs[i], errs[i] = obj, err
+	})
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
+	if err := meta.SetList(list, objs); err != nil {
+		return err
+	}
+	list.SetResourceVersion(strconv.FormatUint(rv, 10))
 	list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
 	return nil
 }
