@@ -26,6 +26,7 @@ import (
 	"strings"
 	"testing"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -226,5 +227,67 @@ func TestUpdateKeepsAPersonsUnadoptedFile(t *testing.T) {
 	}
 	if got.Labels["updated"] != "yes" || got.Spec.Goal != "g" {
 		t.Fatalf("object in effect: labels %v goal %q", got.Labels, got.Spec.Goal)
+	}
+}
+
+// TestDeleteKeepsAPersonsUnadoptedFile deletes objects through the API: a
+// file the store wrote goes with its object, and a file holding a person's
+// refused edit is kept beside it, byte for byte.
+func TestDeleteKeepsAPersonsUnadoptedFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	c := s.Client()
+	tests := []struct {
+		name  string
+		edit  string
+		keeps bool
+	}{
+		{name: "plain", keeps: false},
+		{name: "edited", edit: `s/goal: g$/goal: "half typed/`, keeps: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := hook(tt.name)
+			if err := c.Create(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "hooks", "default", tt.name+".yaml")
+			if tt.edit != "" {
+				sedInPlace(t, path, tt.edit)
+			}
+			edited, _ := os.ReadFile(path)
+			if err := c.Delete(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Get(ctx, client.ObjectKeyFromObject(h), &agentsv1alpha1.Hook{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("after delete, get: %v", err)
+			}
+			if _, err := os.Stat(path); !os.IsNotExist(err) {
+				t.Fatalf("the object's file is still in place: %v", err)
+			}
+			kept, _ := filepath.Glob(path + ".unsaved-*")
+			if !tt.keeps {
+				if len(kept) != 0 {
+					t.Fatalf("a store-written file was kept: %v", kept)
+				}
+				return
+			}
+			if len(kept) != 1 {
+				t.Fatalf("kept files %v, want one", kept)
+			}
+			if data, _ := os.ReadFile(kept[0]); string(data) != string(edited) {
+				t.Fatalf("the kept file differs from the person's:\n%s", data)
+			}
+			var list agentsv1alpha1.HookList
+			if err := c.List(ctx, &list); err != nil {
+				t.Fatal(err)
+			}
+			for _, item := range list.Items {
+				if item.Name == tt.name {
+					t.Fatal("the kept file came back as an object")
+				}
+			}
+		})
 	}
 }

@@ -554,7 +554,7 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		if err := s.journal.append(e); err != nil {
 			return err
 		}
-		if err := removeFileDurable(path); err != nil {
+		if err := s.removeObjectFile(path, rv); err != nil {
 			return err
 		}
 	} else {
@@ -586,6 +586,28 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		}
 	}
 	return nil
+}
+
+// removeObjectFile removes a deleted object's file. A file holding a
+// person's edit that the store has not adopted is kept beside it, as
+// NAME.yaml.unsaved-RV, rather than lost with the object. Renaming first and
+// looking second leaves no moment in which a save could slip in unseen.
+func (s *Store) removeObjectFile(path string, rv uint64) error {
+	aside := fmt.Sprintf("%s.unsaved-%d", path, rv)
+	if err := os.Rename(path, aside); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if storeWritten(aside) {
+		if err := os.Remove(aside); err != nil {
+			return err
+		}
+	} else {
+		s.log.Info("the object was deleted; its file held an unadopted edit, kept", "file", aside)
+	}
+	return syncDir(filepath.Dir(path))
 }
 
 // journalAndTemp appends e to the journal while writing the object file's
