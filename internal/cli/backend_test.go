@@ -20,8 +20,9 @@ import (
 	"context"
 	"testing"
 
-	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 )
 
 func TestBackendLocalStore(t *testing.T) {

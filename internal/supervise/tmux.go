@@ -42,7 +42,7 @@ func LaunchTmux(session string, spec LaunchSpec) (Identity, error) {
 	}
 	run := func(args ...string) error {
 		if out, err := exec.Command(tmux, args...).CombinedOutput(); err != nil {
-			return fmt.Errorf("tmux %s %s: %v: %s", args[0], session, err, strings.TrimSpace(string(out)))
+			return fmt.Errorf("tmux %s %s: %w: %s", args[0], session, err, strings.TrimSpace(string(out)))
 		}
 		return nil
 	}
@@ -96,7 +96,7 @@ func KillTmuxSession(session string) error {
 	}
 	out, err := exec.Command(tmux, "kill-session", "-t", "="+session).CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("tmux kill-session %s: %v: %s", session, err, strings.TrimSpace(string(out)))
+		return fmt.Errorf("tmux kill-session %s: %w: %s", session, err, strings.TrimSpace(string(out)))
 	}
 	return nil
 }
