@@ -26,6 +26,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -131,8 +132,13 @@ func (r *HookReconciler) removeRecoveryFile(namespace, name string) error {
 
 // SetupWithManager registers the reconciler for Hooks.
 func (r *HookReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return r.setup(mgr, false)
+}
+
+func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Hook{}).
 		Named("hook").
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
 		Complete(r)
 }

@@ -24,6 +24,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -90,8 +91,13 @@ func (r *RetentionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 
 // SetupWithManager registers the reconciler for Hooks.
 func (r *RetentionReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return r.setup(mgr, false)
+}
+
+func (r *RetentionReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Hook{}).
 		Named("retention").
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
 		Complete(r)
 }

@@ -38,6 +38,9 @@ type Options struct {
 	// ReceiptStatus verifies receipts for the recovery file; nil reports
 	// only whether they are signed.
 	ReceiptStatus recoveryfile.ReceiptStatus
+	// SkipNameValidation lets tests start several Managers in one process;
+	// controller-runtime otherwise refuses a second controller named "hook".
+	SkipNameValidation bool
 }
 
 // SetupAll registers tether's reconcilers with mgr. `tether run` calls it
@@ -57,7 +60,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		RecoveryDir:   opts.RecoveryDir,
 		ReceiptStatus: opts.ReceiptStatus,
 	}
-	if err := hooks.SetupWithManager(mgr); err != nil {
+	if err := hooks.setup(mgr, opts.SkipNameValidation); err != nil {
 		return err
 	}
 	ret := &RetentionReconciler{
@@ -65,5 +68,5 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		Events: events.GetEventRecorder(RetentionControllerName),
 		Config: opts.Config,
 	}
-	return ret.SetupWithManager(mgr)
+	return ret.setup(mgr, opts.SkipNameValidation)
 }
