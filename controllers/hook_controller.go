@@ -93,8 +93,12 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	hook.Status.ObservedGeneration = hook.Generation
 	if !equality.Semantic.DeepEqual(s.orig, &hook.Status) {
 		if err := r.Client.Status().Update(ctx, hook); err != nil {
-			// A conflict means an agent verb wrote first; the next
-			// reconcile sees its write.
+			if apierrors.IsConflict(err) {
+				// Someone, usually an agent verb, wrote first; the watch
+				// event of that write brings the Hook back here.
+				log.FromContext(ctx).V(1).Info("hook changed while reconciling; waiting for its new version")
+				return ctrl.Result{}, nil
+			}
 			return ctrl.Result{}, fmt.Errorf("updating status of hook %s: %w", req.NamespacedName, err)
 		}
 		for _, e := range s.events {

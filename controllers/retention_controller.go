@@ -79,7 +79,9 @@ func (r *RetentionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (
 		client.Preconditions{UID: &hook.UID, ResourceVersion: &hook.ResourceVersion},
 		client.PropagationPolicy("Background"))
 	switch {
-	case apierrors.IsNotFound(err):
+	case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		// Gone already, or changed since the cache saw it: the watch event
+		// of that change brings the Hook back here.
 		return ctrl.Result{}, nil
 	case err != nil:
 		return ctrl.Result{}, fmt.Errorf("deleting hook %s: %w", req.NamespacedName, err)

@@ -70,11 +70,20 @@ func putHook(t *testing.T, c client.Client, h *v1.Hook) *v1.Hook {
 	if err := c.Create(ctx, h); err != nil {
 		t.Fatal(err)
 	}
-	h.Status = status
-	if err := c.Status().Update(ctx, h); err != nil {
-		t.Fatal(err)
+	// tether run may initialize the new Hook first; retry on conflict.
+	for {
+		h.Status = status
+		err := c.Status().Update(ctx, h)
+		if err == nil {
+			return h
+		}
+		if !apierrors.IsConflict(err) {
+			t.Fatal(err)
+		}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(h), h); err != nil {
+			t.Fatal(err)
+		}
 	}
-	return h
 }
 
 func terminalHook(name string, state v1.HookState, since time.Time, ret *v1.RetentionPolicy) *v1.Hook {
