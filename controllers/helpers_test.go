@@ -167,3 +167,18 @@ func waitFor(t testing.TB, c client.Client, name string, timeout time.Duration, 
 func state(s v1.HookState) func(*v1.Hook) bool {
 	return func(h *v1.Hook) bool { return h.Status.State == s }
 }
+
+// waitGone polls until the Hook is deleted.
+func waitGone(t testing.TB, c client.Client, name string, timeout time.Duration) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, &v1.Hook{})
+		if apierrors.IsNotFound(err) {
+			return true, nil
+		}
+		return false, err
+	})
+	if err != nil {
+		t.Fatalf("hook %s not deleted within %s: %v", name, timeout, err)
+	}
+}

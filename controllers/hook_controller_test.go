@@ -326,3 +326,64 @@ func TestSuspendPausesStaleDetection(t *testing.T) {
 	}
 	waitFor(t, env.c, "task", 10*time.Second, state(v1.HookRecovering))
 }
+
+// TestRetentionOnTheFileStore: terminal hooks go when their TTL passes,
+// not before, with the objects they own; one with a long TTL stays.
+func TestRetentionOnTheFileStore(t *testing.T) {
+	env := newStore(t)
+	env.startManager(t, testConfig(t))
+	ctx := context.Background()
+	d := func(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} }
+	specs := []struct {
+		name  string
+		event hookfsm.Event
+		ttl   *v1.RetentionPolicy
+	}{
+		{"done", hookfsm.Pass, &v1.RetentionPolicy{Completed: d(2 * time.Second)}},
+		{"dropped", hookfsm.Abandon, &v1.RetentionPolicy{Abandoned: d(time.Second)}},
+		{"failed", hookfsm.Fail, &v1.RetentionPolicy{Abandoned: d(time.Second)}},
+	}
+	terminalAt := map[string]time.Time{}
+	for _, s := range specs {
+		h := newHook(s.name, time.Hour, "only")
+		h.Spec.Retention = s.ttl
+		if err := env.c.Create(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, env.c, s.name, 10*time.Second, state(v1.HookStepPending))
+		if s.event == hookfsm.Pass {
+			agent(t, env.c, s.name, hookfsm.Input{Event: hookfsm.Begin})
+			agent(t, env.c, s.name, hookfsm.Input{Event: hookfsm.Validate})
+		}
+		got := agent(t, env.c, s.name, hookfsm.Input{Event: s.event, Message: "test"})
+		terminalAt[s.name] = got.Status.TerminalAt.Time
+	}
+	owner := waitFor(t, env.c, "done", 10*time.Second, state(v1.HookCompleted))
+	cp := &v1.Checkpoint{
+		ObjectMeta: metav1.ObjectMeta{Name: "done-cp", Namespace: "default", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: v1.GroupVersion.String(), Kind: "Hook", Name: "done", UID: owner.UID,
+		}}},
+		Spec: v1.CheckpointSpec{HookName: "done", Trigger: v1.TriggerGitCommit},
+	}
+	if err := env.c.Create(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	// terminalAt is stored to the second, so "done" is due at most 2s
+	// after it became terminal; half a second before that it must exist.
+	time.Sleep(time.Until(terminalAt["done"].Add(1500 * time.Millisecond)))
+	if err := env.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "done"}, &v1.Hook{}); err != nil {
+		t.Fatalf("completed hook with a 2s TTL is gone before its due time: %v", err)
+	}
+	waitGone(t, env.c, "done", 10*time.Second)
+	waitGone(t, env.c, "dropped", 10*time.Second)
+	err := wait.PollUntilContextTimeout(ctx, 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := env.c.Get(ctx, client.ObjectKeyFromObject(cp), &v1.Checkpoint{})
+		return err != nil, client.IgnoreNotFound(err)
+	})
+	if err != nil {
+		t.Error("the owned checkpoint outlived its hook")
+	}
+	if err := env.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "failed"}, &v1.Hook{}); err != nil {
+		t.Errorf("failed hook with the default 30d TTL was deleted: %v", err)
+	}
+}
