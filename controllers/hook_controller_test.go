@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 package controllers_test
 
 import (
@@ -106,7 +107,7 @@ func TestHookReconcile(t *testing.T) {
 		{
 			name: "suspended never goes stale", events: begun, suspend: true, after: time.Hour,
 			wantState: v1.HookStepRunning,
-			ready: metav1.ConditionFalse, readyReason: v1.ReasonSuspended, stale: metav1.ConditionTrue, recovering: metav1.ConditionFalse,
+			ready:     metav1.ConditionFalse, readyReason: v1.ReasonSuspended, stale: metav1.ConditionTrue, recovering: metav1.ConditionFalse,
 		},
 		{
 			name: "pending after a passed step goes stale", events: append(begun, hookfsm.Validate, hookfsm.Pass), after: time.Hour,
@@ -116,17 +117,17 @@ func TestHookReconcile(t *testing.T) {
 		{
 			name: "pending fresh from initialization waits for an agent", events: []hookfsm.Event{hookfsm.Initialize}, after: time.Hour,
 			wantState: v1.HookStepPending,
-			ready: metav1.ConditionTrue, readyReason: v1.ReasonProgressing, stale: metav1.ConditionFalse, recovering: metav1.ConditionFalse,
+			ready:     metav1.ConditionTrue, readyReason: v1.ReasonProgressing, stale: metav1.ConditionFalse, recovering: metav1.ConditionFalse,
 		},
 		{
 			name: "awaiting a human expects no heartbeat", events: append(begun, hookfsm.Await), after: time.Hour,
 			wantState: v1.HookAwaitingHuman,
-			ready: metav1.ConditionFalse, readyReason: v1.ReasonAwaitingHuman, stale: metav1.ConditionFalse, recovering: metav1.ConditionFalse,
+			ready:     metav1.ConditionFalse, readyReason: v1.ReasonAwaitingHuman, stale: metav1.ConditionFalse, recovering: metav1.ConditionFalse,
 		},
 		{
 			name: "completed", events: append(begun, hookfsm.Validate, hookfsm.Pass, hookfsm.Begin, hookfsm.Validate, hookfsm.Pass), after: time.Hour,
 			wantState: v1.HookCompleted,
-			ready: metav1.ConditionTrue, readyReason: v1.ReasonSucceeded, stale: metav1.ConditionFalse, recovering: metav1.ConditionFalse,
+			ready:     metav1.ConditionTrue, readyReason: v1.ReasonSucceeded, stale: metav1.ConditionFalse, recovering: metav1.ConditionFalse,
 		},
 	}
 	for _, c := range cases {

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package atomicfile replaces files so that a reader sees the old content or
 // the new, never a torn mix, and an acknowledged write survives a crash.
 package atomicfile

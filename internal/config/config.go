@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package config reads the tether configuration file: the defaults that a
 // Hook's spec fields override (staleAfter, checkpointInterval,
 // maxCheckpoints, retention) and where tether keeps its keys and recovery

@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package recoveryfile renders a Hook's recovery file: the Markdown an agent
 // reads after a crash to resume exactly where the work stopped, without
 // repeating a finished step or skipping an unfinished one. The content is a

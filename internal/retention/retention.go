@@ -13,6 +13,7 @@ WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 See the License for the specific language governing permissions and
 limitations under the License.
 */
+
 // Package retention decides when a terminal Hook is garbage-collected: once
 // its per-state time-to-live, counted from status.terminalAt, has passed.
 // The retention reconciler and `tether gc` share it.
