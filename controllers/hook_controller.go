@@ -92,6 +92,15 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		hook.Status.RecoveryFile = recoveryfile.Path(r.RecoveryDir, hook.Namespace, hook.Name)
 	}
 	hook.Status.ObservedGeneration = hook.Generation
+	// The file renders only what the state machine keeps. When this
+	// reconcile made no transition, that is what is stored already, so the
+	// file is written first, sparing the agent the status write's latency;
+	// a transition is written to the file only once it is stored.
+	if !s.transitioned {
+		if err := r.writeRecoveryFile(hook); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if !equality.Semantic.DeepEqual(s.orig, &hook.Status) {
 		if err := r.Client.Status().Update(ctx, hook); err != nil {
 			if apierrors.IsConflict(err) {
@@ -106,8 +115,8 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			r.Events.Eventf(hook, nil, e.kind, e.reason, e.action, "%s", e.note)
 		}
 	}
-	if r.RecoveryDir != "" {
-		if _, err := recoveryfile.Write(r.RecoveryDir, hook, recoveryfile.Options{ReceiptStatus: r.ReceiptStatus}); err != nil {
+	if s.transitioned {
+		if err := r.writeRecoveryFile(hook); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -116,6 +125,14 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	}
 	log.FromContext(ctx).V(1).Info("heartbeat check scheduled", "at", s.requeueAt)
 	return ctrl.Result{RequeueAfter: s.requeueAt.Sub(r.now())}, nil
+}
+
+func (r *HookReconciler) writeRecoveryFile(hook *v1.Hook) error {
+	if r.RecoveryDir == "" {
+		return nil
+	}
+	_, err := recoveryfile.Write(r.RecoveryDir, hook, recoveryfile.Options{ReceiptStatus: r.ReceiptStatus})
+	return err
 }
 
 func (r *HookReconciler) now() time.Time {

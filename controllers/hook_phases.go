@@ -43,6 +43,9 @@ type hookScope struct {
 	requeueAt time.Time
 	// events are recorded once the status update that they report succeeds.
 	events []event
+	// transitioned is true when this reconcile changed the state machine's
+	// part of the status, which the recovery file renders.
+	transitioned bool
 }
 
 type event struct {
@@ -63,6 +66,7 @@ func (s *hookScope) apply(in hookfsm.Input) error {
 		return err
 	}
 	s.hook.Status = *st
+	s.transitioned = true
 	return nil
 }
 

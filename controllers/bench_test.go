@@ -1,0 +1,177 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/hookfsm"
+	"github.com/tether-dev/tether/internal/recoveryfile"
+)
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[int(float64(len(d)-1)*p)]
+}
+
+// BenchmarkStaleDetection measures detection error: when a stale Hook is
+// seen recovering on a watch, minus the due time lastHeartbeat+staleAfter.
+// The reference, in the same run, is the store's floor for the same path:
+// a status write until a watch delivers it. lastHeartbeat is stored to the
+// second, so hooks begun within one second fall due together: burst-20
+// measures 20 such hooks, whose status writes the store serialises.
+func BenchmarkStaleDetection(b *testing.B) {
+	for _, hooks := range []int{1, 20} {
+		b.Run(fmt.Sprintf("burst-%d", hooks), func(b *testing.B) { benchStale(b, hooks) })
+	}
+}
+
+func benchStale(b *testing.B, hooks int) {
+	env := newStore(b)
+	env.startManager(b, testConfig(b))
+	ctx := context.Background()
+	var errs, refs []time.Duration
+	for i := 0; b.Loop(); i++ {
+		w, err := env.c.Watch(ctx, &v1.HookList{}, client.InNamespace("default"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The watch is read as events arrive, so each is timed on arrival.
+		seen := make(chan map[string]time.Time, 1)
+		prefix := fmt.Sprintf("h-%d-", i)
+		go func() {
+			at := map[string]time.Time{}
+			for ev := range w.ResultChan() {
+				// A watch from "" first lists earlier rounds' hooks too.
+				if h, ok := ev.Object.(*v1.Hook); ok && h.Status.State == v1.HookRecovering && strings.HasPrefix(h.Name, prefix) {
+					if _, dup := at[h.Name]; !dup {
+						at[h.Name] = time.Now()
+					}
+					if len(at) == hooks {
+						break
+					}
+				}
+			}
+			seen <- at
+		}()
+		due := map[string]time.Time{}
+		for j := range hooks {
+			name := fmt.Sprintf("h-%d-%d", i, j)
+			if err := env.c.Create(ctx, newHook(name, time.Second, "only")); err != nil {
+				b.Fatal(err)
+			}
+			waitFor(b, env.c, name, 10*time.Second, state(v1.HookStepPending))
+			h := agent(b, env.c, name, hookfsm.Input{Event: hookfsm.Begin})
+			due[name] = h.Status.LastHeartbeat.Add(time.Second)
+		}
+		select {
+		case at := <-seen:
+			for name, d := range due {
+				errs = append(errs, at[name].Sub(d))
+			}
+		case <-time.After(30 * time.Second):
+			b.Fatal("not every hook was seen recovering within 30s")
+		}
+		w.Stop()
+
+		// Reference: a status write (a heartbeat) until the watch shows it.
+		w, err = env.c.Watch(ctx, &v1.HookList{}, client.InNamespace("default"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j := range hooks {
+			name := fmt.Sprintf("h-%d-%d", i, j)
+			h := &v1.Hook{}
+			var start time.Time
+			for {
+				if err := env.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, h); err != nil {
+					b.Fatal(err)
+				}
+				h.Status.LastHeartbeat = &metav1.Time{Time: time.Now().Add(time.Hour)}
+				start = time.Now()
+				err := env.c.Status().Update(ctx, h)
+				if err == nil {
+					break
+				}
+				if !apierrors.IsConflict(err) {
+					b.Fatal(err)
+				}
+			}
+			for ev := range w.ResultChan() {
+				if got, ok := ev.Object.(*v1.Hook); ok && got.Name == name && got.ResourceVersion == h.ResourceVersion {
+					refs = append(refs, time.Since(start))
+					break
+				}
+			}
+		}
+		w.Stop()
+	}
+	p50, p99 := percentile(errs, 0.5), percentile(errs, 0.99)
+	r50 := percentile(refs, 0.5)
+	b.ReportMetric(float64(p50.Microseconds())/1000, "err-p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "err-p99-ms")
+	b.ReportMetric(float64(r50.Microseconds())/1000, "ref-write-to-watch-p50-ms")
+	b.ReportMetric(float64(p50)/float64(r50), "p50-ratio-to-ref")
+}
+
+// BenchmarkRecoveryFileRegen measures a state change written by an agent
+// until the recovery file shows it, with tether's reconciler running; the
+// reference in the same run is the agent's write alone.
+func BenchmarkRecoveryFileRegen(b *testing.B) {
+	env := newStore(b)
+	dir := env.startManager(b, testConfig(b))
+	ctx := context.Background()
+	if err := env.c.Create(ctx, newHook("task", time.Hour, "only")); err != nil {
+		b.Fatal(err)
+	}
+	waitFor(b, env.c, "task", 10*time.Second, state(v1.HookStepPending))
+	agent(b, env.c, "task", hookfsm.Input{Event: hookfsm.Begin})
+	path := recoveryfile.Path(dir, "default", "task")
+	var regen, writes []time.Duration
+	for i := 0; b.Loop(); i++ {
+		in, want := hookfsm.Input{Event: hookfsm.Await, Message: "which database?"}, "- State: `awaiting_human`"
+		if i%2 == 1 {
+			in, want = hookfsm.Input{Event: hookfsm.Resume}, "- State: `step_running`"
+		}
+		start := time.Now()
+		agent(b, env.c, "task", in)
+		writes = append(writes, time.Since(start))
+		for {
+			if data, err := os.ReadFile(path); err == nil && strings.Contains(string(data), want) {
+				break
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+		regen = append(regen, time.Since(start))
+	}
+	p50, p99, w50 := percentile(regen, 0.5), percentile(regen, 0.99), percentile(writes, 0.5)
+	b.ReportMetric(float64(p50.Microseconds())/1000, "regen-p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, "regen-p99-ms")
+	b.ReportMetric(float64(w50.Microseconds())/1000, "ref-agent-write-p50-ms")
+	b.ReportMetric(float64(p50)/float64(w50), "p50-ratio-to-ref")
+}
