@@ -22,6 +22,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ import (
 )
 
 // openStore opens the store the binary under test uses, as a second process would.
-func openStore(t *testing.T, dir string) client.WithWatch {
+func openStore(t testing.TB, dir string) client.WithWatch {
 	t.Helper()
 	s, err := scheme.New()
 	if err != nil {
@@ -62,7 +63,7 @@ func openStore(t *testing.T, dir string) client.WithWatch {
 
 // putHook creates h and then writes its status, as the reconcilers and
 // agent verbs would have.
-func putHook(t *testing.T, c client.Client, h *v1.Hook) *v1.Hook {
+func putHook(t testing.TB, c client.Client, h *v1.Hook) *v1.Hook {
 	t.Helper()
 	ctx := context.Background()
 	status := h.Status
@@ -328,4 +329,40 @@ func TestRunRecoversAStaleHookAndCollectsExpiredOnes(t *testing.T) {
 	if err := cmd.Wait(); err != nil && !errors.As(err, &exitErr) {
 		t.Fatal(err)
 	}
+}
+
+// BenchmarkRecoverProcess times the whole `tether recover` process on a
+// store holding the recovering fixture; the reference in the same run is
+// `tether version`, the process's start-up floor.
+func BenchmarkRecoverProcess(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "store")
+	c := openStore(b, dir)
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recovery", "recovering.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := &v1.Hook{}
+	if err := yaml.UnmarshalStrict(data, h); err != nil {
+		b.Fatal(err)
+	}
+	putHook(b, c, h)
+	timeIt := func(args ...string) time.Duration {
+		start := time.Now()
+		if out, err := exec.Command(tetherBin, args...).CombinedOutput(); err != nil {
+			b.Fatalf("%v: %v\n%s", args, err, out)
+		}
+		return time.Since(start)
+	}
+	var rec, ref []time.Duration
+	for b.Loop() {
+		rec = append(rec, timeIt("--store", dir, "-n", "team-a", "recover", "recovering-example"))
+		ref = append(ref, timeIt("version"))
+	}
+	median := func(d []time.Duration) time.Duration {
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		return d[len(d)/2]
+	}
+	b.ReportMetric(float64(median(rec).Microseconds())/1000, "recover-p50-ms")
+	b.ReportMetric(float64(median(ref).Microseconds())/1000, "ref-version-p50-ms")
+	b.ReportMetric(float64(median(rec))/float64(median(ref)), "ratio-to-ref")
 }
