@@ -262,6 +262,7 @@ func TestAgentThreeStepTask(t *testing.T) {
 			if !ed25519.Verify(pub, []byte(pae), sig) {
 				t.Errorf("step %s: the envelope does not verify with the PEM key alone", s.Name)
 			}
+			opensslVerify(t, pem.EncodeToMemory(block), []byte(pae), sig)
 			if !strings.Contains(string(payload), `"step":"`+s.Name+`"`) || !strings.Contains(string(payload), string(h.UID)) {
 				t.Errorf("payload %s does not name the step and the hook uid", payload)
 			}
@@ -599,5 +600,28 @@ func TestAgentStepDoneHeartbeatsWhileValidating(t *testing.T) {
 	}
 	if h := e.hook("beating"); h.Status.State != v1.HookCompleted {
 		t.Fatalf("hook is %s", h.Status.State)
+	}
+}
+
+// opensslVerify checks sig over message with OpenSSL, as docs/receipts.md
+// shows, when an OpenSSL with Ed25519 support is installed.
+func opensslVerify(t *testing.T, pubPEM, message, sig []byte) {
+	t.Helper()
+	bin, err := exec.LookPath("openssl")
+	if err != nil {
+		return
+	}
+	dir := t.TempDir()
+	files := map[string][]byte{"task.pub": pubPEM, "pae.bin": message, "sig.bin": sig}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(bin, "pkeyutl", "-verify", "-pubin", "-inkey", "task.pub", "-rawin", "-in", "pae.bin", "-sigfile", "sig.bin")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "Signature Verified Successfully") {
+		t.Errorf("openssl pkeyutl -verify: %v\n%s", err, out)
 	}
 }
