@@ -39,5 +39,6 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))
 	root.AddCommand(newAgentCommands(opts)...)
+	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
 	return root
 }
