@@ -57,6 +57,6 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	}
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))
-	root.AddCommand(newApplyCommand(opts))
+	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts))
 	return root
 }
