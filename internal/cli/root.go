@@ -57,6 +57,6 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	}
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))
-	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts))
+	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	return root
 }
