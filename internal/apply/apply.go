@@ -49,8 +49,8 @@ const LastAppliedAnnotation = corev1.LastAppliedConfigAnnotation
 type DryRun string
 
 const (
-	// DryRunNone applies for real.
-	DryRunNone DryRun = "none"
+	// DryRunNone applies for real; it is the zero value.
+	DryRunNone DryRun = ""
 	// DryRunClient computes the result without sending any write.
 	DryRunClient DryRun = "client"
 	// DryRunServer sends every write with dryRun=All, so the backend
@@ -61,7 +61,7 @@ const (
 // ParseDryRun reads a --dry-run value as kubectl does.
 func ParseDryRun(s string) (DryRun, error) {
 	switch DryRun(s) {
-	case "", DryRunNone:
+	case "", "none":
 		return DryRunNone, nil
 	case DryRunClient, DryRunServer:
 		return DryRun(s), nil

@@ -150,7 +150,8 @@ func (e *Error) Unwrap() error { return e.Err }
 type Outcome struct {
 	// Doc is the decoded document.
 	Doc manifest.Document
-	// Object is the object as applied (or as it would be).
+	// Object is the object as applied (or as it would be); when Err is
+	// set, the configuration that failed to apply.
 	Object *unstructured.Unstructured
 	// Result says what the apply did; empty when Err is set.
 	Result Result
@@ -198,6 +199,7 @@ func (a *Applier) ApplyFile(ctx context.Context, src Source, scheme *runtime.Sch
 		res, live, err := a.Apply(ctx, obj, opts)
 		out[i] = Outcome{Doc: docs[i], Object: live, Result: res}
 		if err != nil {
+			out[i].Object = obj
 			out[i].Err = &Error{Source: src.Name, Line: docs[i].Line, Index: docs[i].Index, Err: err}
 		}
 	}

@@ -189,17 +189,13 @@ func (s *Syncer) Sync(ctx context.Context) error {
 		}
 		delete(s.reported, path)
 		for _, oc := range outcomes {
-			obj := oc.Doc.Object
-			ns := obj.GetNamespace()
-			if oc.Object != nil {
-				ns = oc.Object.GetNamespace()
-			}
-			desired[objectKey{obj.GetObjectKind().GroupVersionKind(), ns, obj.GetName()}] = true
+			obj := oc.Object
+			desired[objectKey{obj.GroupVersionKind(), obj.GetNamespace(), obj.GetName()}] = true
 			switch {
 			case oc.Err != nil:
 				s.Log.Error(oc.Err, "applying a manifest", "file", path)
 			case oc.Result != apply.Unchanged:
-				s.Log.Info("applied", "file", path, "kind", oc.Object.GetKind(), "namespace", ns, "name", oc.Object.GetName(), "result", oc.Result)
+				s.Log.Info("applied", "file", path, "kind", obj.GetKind(), "namespace", obj.GetNamespace(), "name", obj.GetName(), "result", oc.Result)
 			}
 		}
 	}
