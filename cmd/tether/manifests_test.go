@@ -17,6 +17,7 @@ limitations under the License.
 package main_test
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -188,7 +189,8 @@ func TestKubectlPlugin(t *testing.T) {
 		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"), "TETHER_STORE="+filepath.Join(work, "store"))
 		out, err := cmd.CombinedOutput()
 		code := 0
-		if exitErr, ok := err.(*exec.ExitError); ok {
+		var exitErr *exec.ExitError
+		if errors.As(err, &exitErr) {
 			code = exitErr.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)

@@ -144,7 +144,9 @@ func expectOutput(t *testing.T, what, got string, code, wantCode int, want ...st
 func writeScenario(t *testing.T, b backendUnderTest) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	call := func(args ...string) tetherCall { return tetherCall{args: append(append([]string{}, b.flags...), args...)} }
+	call := func(args ...string) tetherCall {
+		return tetherCall{args: append(append([]string{}, b.flags...), args...)}
+	}
 	task := writeFile(t, filepath.Join(dir, "task.yaml"), taskFile)
 
 	// apply creates, then is idempotent; the user's file is never touched.

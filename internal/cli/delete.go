@@ -84,7 +84,6 @@ every object is gone. A missing object is an error with exit code 2, unless
 type deletion struct {
 	gvk       schema.GroupVersionKind
 	qualified string
-	resource  string
 	namespace string
 	name      string
 }
@@ -125,12 +124,12 @@ func (o *deleteOptions) run(cmd *cobra.Command, g *GlobalOptions, args []string)
 	if len(o.files) > 0 {
 		dels, err = o.fromFiles(cmd.InOrStdin(), b)
 	} else {
-		dels, errs, err = o.fromArgs(ctx, b, args, selector)
+		dels, err = o.fromArgs(ctx, b, args, selector)
 	}
 	if err != nil {
 		return err
 	}
-	if len(dels) == 0 && len(errs) == 0 {
+	if len(dels) == 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "No resources found in %s namespace.\n", b.Namespace)
 		return nil
 	}
@@ -195,16 +194,16 @@ func (o *deleteOptions) fromFiles(stdin io.Reader, b *Backend) ([]deletion, erro
 			if ns == "" && rt.Namespaced {
 				ns = b.Namespace
 			}
-			out = append(out, deletion{gvk: rt.GVK, qualified: rt.Qualified(), resource: rt.GroupResource().String(), namespace: ns, name: d.Object.GetName()})
+			out = append(out, deletion{gvk: rt.GVK, qualified: rt.Qualified(), namespace: ns, name: d.Object.GetName()})
 		}
 	}
 	return out, nil
 }
 
-func (o *deleteOptions) fromArgs(ctx context.Context, b *Backend, args []string, selector labels.Selector) ([]deletion, []error, error) {
+func (o *deleteOptions) fromArgs(ctx context.Context, b *Backend, args []string, selector labels.Selector) ([]deletion, error) {
 	targets, err := b.Types.ParseTargets(args)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	var out []deletion
 	for _, t := range targets {
@@ -212,10 +211,10 @@ func (o *deleteOptions) fromArgs(ctx context.Context, b *Backend, args []string,
 		if t.Type.Namespaced {
 			ns = b.Namespace
 		}
-		d := deletion{gvk: t.Type.GVK, qualified: t.Type.Qualified(), resource: t.Type.GroupResource().String(), namespace: ns}
+		d := deletion{gvk: t.Type.GVK, qualified: t.Type.Qualified(), namespace: ns}
 		if len(t.Names) > 0 {
 			if o.all || o.selector != "" {
-				return nil, nil, errors.New("name cannot be provided when a selector or --all is specified")
+				return nil, errors.New("name cannot be provided when a selector or --all is specified")
 			}
 			for _, n := range t.Names {
 				d.name = n
@@ -224,19 +223,19 @@ func (o *deleteOptions) fromArgs(ctx context.Context, b *Backend, args []string,
 			continue
 		}
 		if !o.all && o.selector == "" {
-			return nil, nil, errors.New("resource(s) were provided, but no name was specified; give NAME, -l SELECTOR or --all")
+			return nil, errors.New("resource(s) were provided, but no name was specified; give NAME, -l SELECTOR or --all")
 		}
 		list := &unstructured.UnstructuredList{}
 		list.SetGroupVersionKind(t.Type.GVK.GroupVersion().WithKind(t.Type.GVK.Kind + "List"))
 		if err := b.Client.List(ctx, list, client.InNamespace(ns), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		for _, item := range list.Items {
 			d.name = item.GetName()
 			out = append(out, d)
 		}
 	}
-	return out, nil, nil
+	return out, nil
 }
 
 // pendingDelete is an object deleted by this command that --wait waits for.
