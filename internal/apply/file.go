@@ -18,6 +18,7 @@ package apply
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -27,6 +28,7 @@ import (
 	"strconv"
 	"strings"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -190,7 +192,7 @@ func (a *Applier) ApplyFile(ctx context.Context, src Source, scheme *runtime.Sch
 		check.DryRun = DryRunServer
 		for i, obj := range objs {
 			if _, _, err := a.Apply(ctx, obj.DeepCopy(), check); err != nil {
-				return nil, &Error{Source: src.Name, Line: docs[i].Line, Index: docs[i].Index, Err: err, NothingApplied: src.Name}
+				return nil, &Error{Source: src.Name, Line: errorLine(docs[i], err), Index: docs[i].Index, Err: err, NothingApplied: src.Name}
 			}
 		}
 	}
@@ -200,8 +202,24 @@ func (a *Applier) ApplyFile(ctx context.Context, src Source, scheme *runtime.Sch
 		out[i] = Outcome{Doc: docs[i], Object: live, Result: res}
 		if err != nil {
 			out[i].Object = obj
-			out[i].Err = &Error{Source: src.Name, Line: docs[i].Line, Index: docs[i].Index, Err: err}
+			out[i].Err = &Error{Source: src.Name, Line: errorLine(docs[i], err), Index: docs[i].Index, Err: err}
 		}
 	}
 	return out, nil
+}
+
+// errorLine is the line of the first field an API error names, else the
+// line where the document starts.
+func errorLine(doc manifest.Document, err error) int {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		if d := status.Status().Details; d != nil {
+			for _, c := range d.Causes {
+				if c.Field != "" {
+					return doc.FieldLine(c.Field)
+				}
+			}
+		}
+	}
+	return doc.Line
 }
