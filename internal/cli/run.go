@@ -28,6 +28,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -54,6 +55,7 @@ type runOptions struct {
 	metricsAddr string
 	probeAddr   string
 	leaderElect bool
+	manifests   string
 	zap         zap.Options
 }
 
@@ -78,6 +80,7 @@ runs as an operator, with optional leader election.`,
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "address of the /healthz and /readyz endpoints; empty disables them")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles")
+	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(goFlags)
 	fs.AddGoFlagSet(goFlags)
@@ -95,6 +98,7 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	}
 	setup := controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}
 	var mgr manager.Manager
+	var storeClient client.Client
 	if g.Cluster {
 		if mgr, err = o.clusterManager(g, s); err != nil {
 			return err
@@ -127,10 +131,16 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		})); err != nil {
 			return err
 		}
+		storeClient = store.Client()
 		log.Info("serving the local store", "store", dir, "pid", os.Getpid())
 	}
 	if err := controllers.SetupAll(mgr, setup); err != nil {
 		return err
+	}
+	if o.manifests != "" {
+		if err := addManifests(mgr, storeClient, g, o.manifests, log); err != nil {
+			return err
+		}
 	}
 	if o.probeAddr != "" {
 		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
