@@ -37,6 +37,6 @@ Kubernetes cluster, and inspected kubectl-style.`,
 		SilenceErrors: true,
 	}
 	opts.AddFlags(root.PersistentFlags())
-	root.AddCommand(newVersionCommand(), newRunCommand(opts), newGetCommand(opts))
+	root.AddCommand(newVersionCommand(), newRunCommand(opts), newGetCommand(opts), newDescribeCommand(opts), newEventsCommand(opts), newExplainCommand())
 	return root
 }
