@@ -175,7 +175,7 @@ func watchChanges(t *testing.T, c client.Client, base []string) {
 		nextLine(t, lines, "ADDED")
 	}
 	ctx := context.Background()
-	seed(t, c, "default", "stale.yaml")
+	seed(t, c, "stale.yaml")
 	nextLine(t, lines, "ADDED")
 	nextLine(t, lines, "MODIFIED")
 	hook := &tetherv1alpha1.Hook{}
@@ -191,7 +191,7 @@ func watchChanges(t *testing.T, c client.Client, base []string) {
 func TestReadVerbsOnTheLocalStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	store := openStore(t, dir)
-	seed(t, store.Client(), "default", fixtures...)
+	seed(t, store.Client(), fixtures...)
 	seedRelated(t, store.Client())
 	base := []string{"--store", dir}
 	readVerbs(t, base)
@@ -200,7 +200,7 @@ func TestReadVerbsOnTheLocalStore(t *testing.T) {
 
 func TestReadVerbsOnACluster(t *testing.T) {
 	env := testenv.Start(t)
-	seed(t, env.Client, "default", fixtures...)
+	seed(t, env.Client, fixtures...)
 	seedRelated(t, env.Client)
 	base := []string{"--cluster", "--kubeconfig", env.Kubeconfig}
 	readVerbs(t, base)

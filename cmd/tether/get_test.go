@@ -39,9 +39,9 @@ import (
 
 var fixtures = []string{"running.yaml", "completed.yaml", "initializing.yaml"}
 
-// seed creates the testdata hooks through c, then writes their status
+// seed creates the testdata hooks (namespace default) through c, then writes their status
 // through the status subresource, as the reconcilers would.
-func seed(t *testing.T, c client.Client, namespace string, files ...string) {
+func seed(t *testing.T, c client.Client, files ...string) {
 	t.Helper()
 	ctx := context.Background()
 	for _, f := range files {
@@ -53,8 +53,7 @@ func seed(t *testing.T, c client.Client, namespace string, files ...string) {
 		if err := yaml.Unmarshal(data, &u.Object); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-		u.SetNamespace(namespace)
-		unstructured.RemoveNestedField(u.Object, "metadata", "generation")
+				unstructured.RemoveNestedField(u.Object, "metadata", "generation")
 		status, hasStatus := u.Object["status"]
 		delete(u.Object, "status")
 		if err := c.Create(ctx, u); err != nil {
@@ -71,7 +70,7 @@ func seed(t *testing.T, c client.Client, namespace string, files ...string) {
 
 // openStore opens the store at dir from the test process: another process
 // than the tether binary, as tether run or a second CLI would be.
-func openStore(t *testing.T, dir string) *filestore.Store {
+func openStore(t testing.TB, dir string) *filestore.Store {
 	t.Helper()
 	s, err := scheme.New()
 	if err != nil {
@@ -233,7 +232,7 @@ func runErrorCases(t *testing.T, base []string) {
 func TestGetOnTheLocalStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	store := openStore(t, dir)
-	seed(t, store.Client(), "default", fixtures...)
+	seed(t, store.Client(), fixtures...)
 	base := []string{"--store", dir}
 	runGetCases(t, base)
 	runErrorCases(t, base)
@@ -246,7 +245,7 @@ func TestGetOnTheLocalStore(t *testing.T) {
 
 func TestGetOnACluster(t *testing.T) {
 	env := testenv.Start(t)
-	seed(t, env.Client, "default", fixtures...)
+	seed(t, env.Client, fixtures...)
 	base := []string{"--cluster", "--kubeconfig", env.Kubeconfig}
 	runGetCases(t, base)
 	runErrorCases(t, base)

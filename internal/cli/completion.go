@@ -40,19 +40,6 @@ func completeTypesAndNames(g *GlobalOptions) cobra.CompletionFunc {
 	}
 }
 
-// completeTypeThenName completes TYPE, then one NAME (describe).
-func completeTypeThenName(g *GlobalOptions) cobra.CompletionFunc {
-	return func(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
-		switch len(args) {
-		case 0:
-			return completeTypes(toComplete), cobra.ShellCompDirectiveNoFileComp
-		case 1:
-			return completeNames(cmd.Context(), g, args[0], toComplete), cobra.ShellCompDirectiveNoFileComp
-		}
-		return nil, cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
 func completeTypes(prefix string) []string {
 	crds, err := crd.Load()
 	if err != nil {

@@ -17,6 +17,8 @@ limitations under the License.
 package cli
 
 import (
+	"errors"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
@@ -36,7 +38,8 @@ const (
 // An aggregate of several errors (get a b, where both are missing) exits
 // with ExitConflictOrNotFound only when every one of them would.
 func ExitCode(err error) int {
-	if agg, ok := err.(utilerrors.Aggregate); ok && len(agg.Errors()) > 0 {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) && len(agg.Errors()) > 0 {
 		code := ExitConflictOrNotFound
 		for _, e := range utilerrors.Flatten(agg).Errors() {
 			if ExitCode(e) != ExitConflictOrNotFound {

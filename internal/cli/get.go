@@ -170,7 +170,7 @@ func (o *getOptions) fetch(ctx context.Context, b *Backend, targets []Target, ns
 		for _, name := range t.Names {
 			u, err := getObject(ctx, b, t.Type, b.Namespace, name)
 			if err != nil {
-				if !(o.ignoreNotFound && apierrors.IsNotFound(err)) {
+				if !o.ignoreNotFound || !apierrors.IsNotFound(err) {
 					errs = append(errs, err)
 				}
 				continue
