@@ -53,7 +53,7 @@ func seed(t *testing.T, c client.Client, files ...string) {
 		if err := yaml.Unmarshal(data, &u.Object); err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}
-				unstructured.RemoveNestedField(u.Object, "metadata", "generation")
+		unstructured.RemoveNestedField(u.Object, "metadata", "generation")
 		status, hasStatus := u.Object["status"]
 		delete(u.Object, "status")
 		if err := c.Create(ctx, u); err != nil {

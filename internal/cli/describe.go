@@ -55,6 +55,7 @@ Without a NAME every object of the type is described.`,
   tether describe wk/agent-1`,
 		ValidArgsFunction: completeTypesAndNames(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForReading()
 			return runDescribe(cmd.Context(), g, cmd.OutOrStdout(), args, showEvents)
 		},
 	}

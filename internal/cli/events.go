@@ -60,6 +60,7 @@ Events as they are recorded.`,
   tether events --types Warning -w`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGCForReading()
 			return o.run(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}

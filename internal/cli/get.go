@@ -70,6 +70,7 @@ kubectl prints them; -o wide adds the wide ones.`,
   tether get hooks -w`,
 		ValidArgsFunction: completeTypesAndNames(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForReading()
 			o.out, o.errOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
 			return o.run(cmd.Context(), args)
 		},
