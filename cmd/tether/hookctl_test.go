@@ -41,7 +41,7 @@ import (
 )
 
 // openStore opens the store the binary under test uses, as a second process would.
-func openStore(t *testing.T, dir string) client.WithWatch {
+func openStoreWatch(t *testing.T, dir string) client.WithWatch {
 	t.Helper()
 	s, err := scheme.New()
 	if err != nil {
@@ -100,7 +100,7 @@ func terminalHook(name string, state v1.HookState, since time.Time, ret *v1.Rete
 
 func TestRecoverPrintsTheRecoveryFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	c := openStore(t, dir)
+	c := openStoreWatch(t, dir)
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recovery", "recovering.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +145,7 @@ func exists(t *testing.T, c client.Client, obj client.Object, name string) bool 
 
 func TestGC(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	c := openStore(t, dir)
+	c := openStoreWatch(t, dir)
 	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfgFile, []byte("retention:\n  failed: 1s\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -228,7 +228,7 @@ func TestGC(t *testing.T) {
 // an abandoned hook is deleted when its TTL passes.
 func TestRunRecoversAStaleHookAndCollectsExpiredOnes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	c := openStore(t, dir)
+	c := openStoreWatch(t, dir)
 	cmd := exec.Command(tetherBin, "run", "--store", dir)
 	cmd.Env = append(os.Environ(), "TETHER_HOME="+t.TempDir())
 	logs := &syncBuffer{}

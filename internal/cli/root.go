@@ -57,8 +57,9 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	}
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))
+	root.AddCommand(newGetCommand(opts), newDescribeCommand(opts), newEventsCommand(opts), newExplainCommand())
+	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	root.AddCommand(newAgentCommands(opts)...)
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
-	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	return root
 }
