@@ -87,6 +87,9 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		if mgr, err = o.clusterManager(g, s); err != nil {
 			return err
 		}
+		if err := setupWorkers(mgr, mgr.GetEventRecorder(workerComponent), mgr.GetAPIReader(), ""); err != nil {
+			return err
+		}
 	} else {
 		dir, err := g.StoreDir()
 		if err != nil {
@@ -112,6 +115,9 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return store.WatchHandEdits(ctx, storeEvents)
 		})); err != nil {
+			return err
+		}
+		if err := setupWorkers(mgr, events.GetEventRecorder(workerComponent), store.Client(), dir); err != nil {
 			return err
 		}
 		log.Info("serving the local store", "store", dir, "pid", os.Getpid())
