@@ -17,7 +17,11 @@ limitations under the License.
 package cli
 
 import (
+	"errors"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/tether-dev/tether/internal/claim"
 )
 
 // Exit codes of the tether binary. Scripts rely on them; docs/cli.md lists them.
@@ -36,6 +40,8 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.Is(err, claim.ErrNothingClaimable):
+		return ExitNothingToClaim
 	case apierrors.IsConflict(err), apierrors.IsNotFound(err), apierrors.IsAlreadyExists(err):
 		return ExitConflictOrNotFound
 	default:

@@ -38,5 +38,6 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	}
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))
+	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
 	return root
 }
