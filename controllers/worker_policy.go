@@ -72,10 +72,10 @@ func CrashesInWindow(spec *v1.WorkerSpec, st *v1.WorkerStatus, now time.Time) in
 	since := now.Add(-crashWindow(spec))
 	n := 0
 	for _, c := range st.Crashes {
-		if c.Time.Time.Before(since) {
+		if since.After(c.Time.Time) {
 			continue
 		}
-		if st.WindowStart != nil && !c.Time.Time.After(st.WindowStart.Time) {
+		if st.WindowStart != nil && !c.Time.After(st.WindowStart.Time) {
 			continue
 		}
 		n++

@@ -31,10 +31,10 @@ func TestDecide(t *testing.T) {
 	at := func(d time.Duration) *metav1.Time { t := metav1.NewTime(now.Add(-d)); return &t }
 	auto := v1.WorkerSpec{Command: []string{"agent"}, Restart: v1.RestartPolicy{Auto: true}}
 	tests := []struct {
-		name    string
-		spec    v1.WorkerSpec
-		status  v1.WorkerStatus
-		want    Action
+		name     string
+		spec     v1.WorkerSpec
+		status   v1.WorkerStatus
+		want     Action
 		inWindow int
 	}{
 		{"first crash restarts", auto, v1.WorkerStatus{}, ActionRestart, 0},

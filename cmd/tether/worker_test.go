@@ -18,6 +18,7 @@ package main_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -419,14 +420,15 @@ func TestClaimNextRace(t *testing.T) {
 			for {
 				cmd := exec.Command(tetherBin, "--store", e.dir, "claim", "--next", "--worker", fmt.Sprintf("w%d", i))
 				out, err := cmd.Output()
-				if exitErr, ok := err.(*exec.ExitError); ok && exitErr.ExitCode() == 3 {
+				var exitErr *exec.ExitError
+				if errors.As(err, &exitErr) && exitErr.ExitCode() == 3 {
 					if len(out) != 0 {
 						errs <- fmt.Errorf("nothing to claim printed %q", out)
 					}
 					return
 				}
 				if err != nil {
-					errs <- fmt.Errorf("claimer %d: %v: %s", i, err, out)
+					errs <- fmt.Errorf("claimer %d: %w: %s", i, err, out)
 					return
 				}
 				won[i] = append(won[i], strings.TrimPrefix(strings.TrimSpace(string(out)), "hook.agents.tether.dev/"))

@@ -40,14 +40,14 @@ func newWorkerCommand(g *GlobalOptions) *cobra.Command {
 
 // updateWorkerStatus applies mutate to the Worker's status and writes it,
 // re-reading on a conflict.
-func updateWorkerStatus(cmd *cobra.Command, g *GlobalOptions, name string, mutate func(w *v1.Worker) error) (*v1.Worker, error) {
+func updateWorkerStatus(cmd *cobra.Command, g *GlobalOptions, name string, mutate func(w *v1.Worker) error) error {
 	b, err := g.Backend(cmd.Context())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer func() { _ = b.Close() }()
 	w := &v1.Worker{}
-	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		if err := b.Client.Get(cmd.Context(), types.NamespacedName{Namespace: b.Namespace, Name: name}, w); err != nil {
 			return err
 		}
@@ -56,7 +56,6 @@ func updateWorkerStatus(cmd *cobra.Command, g *GlobalOptions, name string, mutat
 		}
 		return b.Client.Status().Update(cmd.Context(), w)
 	})
-	return w, err
 }
 
 func newWorkerRestartCommand(g *GlobalOptions) *cobra.Command {
@@ -72,7 +71,7 @@ The restart happens when tether run serving the Worker sees the request.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host, _ := os.Hostname()
-			_, err := updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
+			err := updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
 				if w.Spec.Template == nil && w.Status.Host != "" && w.Status.Host != host {
 					return fmt.Errorf("worker %s runs on host %s: restart it there", w.Name, w.Status.Host)
 				}
@@ -104,7 +103,7 @@ holds are freed, like a Kubernetes node whose lease expired.`,
 			if err != nil {
 				return err
 			}
-			_, err = updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
+			err = updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
 				now := metav1.NewTime(time.Now())
 				w.Status.LastHeartbeat, w.Status.Host = &now, host
 				if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending || w.Status.Phase == v1.WorkerLost {
