@@ -93,6 +93,9 @@ type WorkerOptions struct {
 	StopGrace time.Duration
 	// MaxConcurrentReconciles bounds parallel reconciles; default 4.
 	MaxConcurrentReconciles int
+	// SkipNameValidation allows several managers in one process, as in
+	// benchmarks; controller-runtime otherwise refuses a second "worker".
+	SkipNameValidation bool
 }
 
 // WorkerReconciler launches or adopts each Worker's process, turns its exit
@@ -132,7 +135,7 @@ func SetupWorker(mgr ctrl.Manager, opts WorkerOptions) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Worker{}).
 		Named("worker").
-		WithOptions(controller.Options{MaxConcurrentReconciles: workers}).
+		WithOptions(controller.Options{MaxConcurrentReconciles: workers, SkipNameValidation: &opts.SkipNameValidation}).
 		WatchesRawSource(source.Channel(r.procs.events, &handler.EnqueueRequestForObject{})).
 		Complete(r)
 }
