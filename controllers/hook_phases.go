@@ -41,10 +41,10 @@ type hookScope struct {
 	// requeueAt is when the Hook must be looked at again; zero for never.
 	requeueAt time.Time
 	// events are recorded once the status update that they report succeeds.
-	events []event
+	events []pendingEvent
 }
 
-type event struct {
+type pendingEvent struct {
 	kind, reason, action, note string
 }
 
@@ -132,7 +132,7 @@ func (r *HookReconciler) reconcileStale(_ context.Context, s *hookScope) error {
 	}
 	note := fmt.Sprintf("no heartbeat since %s (staleAfter %s) in %s: moved to recovering. Next: %s",
 		hook.Status.LastHeartbeat.UTC().Format(time.RFC3339), s.eff.StaleAfter, last, hook.Status.Recovery.RecommendedAction)
-	s.events = append(s.events, event{kind: corev1.EventTypeWarning, reason: reason, action: "Recover", note: note})
+	s.events = append(s.events, pendingEvent{kind: corev1.EventTypeWarning, reason: reason, action: "Recover", note: note})
 	return nil
 }
 

@@ -61,5 +61,6 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	root.AddCommand(newAgentCommands(opts)...)
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
+	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
 	return root
 }

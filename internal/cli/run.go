@@ -103,6 +103,9 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		if mgr, err = o.clusterManager(g, s); err != nil {
 			return err
 		}
+		if err := setupWorkers(mgr, mgr.GetEventRecorder(workerComponent), mgr.GetAPIReader(), ""); err != nil {
+			return err
+		}
 	} else {
 		dir, err := g.StoreDir()
 		if err != nil {
@@ -132,6 +135,9 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 			return err
 		}
 		storeClient = store.Client()
+		if err := setupWorkers(mgr, events.GetEventRecorder(workerComponent), store.Client(), dir); err != nil {
+			return err
+		}
 		log.Info("serving the local store", "store", dir, "pid", os.Getpid())
 	}
 	if err := controllers.SetupAll(mgr, setup); err != nil {
