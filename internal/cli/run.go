@@ -37,6 +37,7 @@ import (
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/receipts"
 	"github.com/tether-dev/tether/internal/eventsink"
 	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/scheme"
@@ -96,7 +97,11 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	if err != nil {
 		return err
 	}
-	setup := controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}
+	setup := controllers.Options{
+		Config:        cfg,
+		RecoveryDir:   cfg.RecoveryDir,
+		ReceiptStatus: receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
+	}
 	var mgr manager.Manager
 	var storeClient client.Client
 	if g.Cluster {
