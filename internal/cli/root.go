@@ -57,6 +57,10 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	}
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))
+	root.AddCommand(newGetCommand(opts), newDescribeCommand(opts), newEventsCommand(opts), newExplainCommand())
 	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
+	root.AddCommand(newAgentCommands(opts)...)
+	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
+	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
 	return root
 }

@@ -22,6 +22,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -34,11 +35,17 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tether-dev/tether/config/crd"
+	"github.com/tether-dev/tether/controllers"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/eventsink"
 	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/storemanager"
 )
+
+// RecoveryDirName is the directory of a local store that holds the
+// recovery files, one per Hook as NAMESPACE/NAME.md.
+const RecoveryDirName = "recovery"
 
 // LeaderElectionID names the Lease that replicas of `tether run --cluster
 // --leader-elect` compete for.
@@ -85,10 +92,18 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	if err != nil {
 		return err
 	}
+	cfg, err := config.Load(g.ConfigFile)
+	if err != nil {
+		return err
+	}
+	setup := controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}
 	var mgr manager.Manager
 	var storeClient client.Client
 	if g.Cluster {
 		if mgr, err = o.clusterManager(g, s); err != nil {
+			return err
+		}
+		if err := setupWorkers(mgr, mgr.GetEventRecorder(workerComponent), mgr.GetAPIReader(), ""); err != nil {
 			return err
 		}
 	} else {
@@ -112,6 +127,7 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		}
 		events := eventsink.NewProvider(store.Client(), s)
 		defer events.Shutdown()
+		setup.Events, setup.RecoveryDir = events, filepath.Join(dir, RecoveryDirName)
 		storeEvents := events.GetEventRecorderFor("tether-store")
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return store.WatchHandEdits(ctx, storeEvents)
@@ -119,7 +135,13 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 			return err
 		}
 		storeClient = store.Client()
+		if err := setupWorkers(mgr, events.GetEventRecorder(workerComponent), store.Client(), dir); err != nil {
+			return err
+		}
 		log.Info("serving the local store", "store", dir, "pid", os.Getpid())
+	}
+	if err := controllers.SetupAll(mgr, setup); err != nil {
+		return err
 	}
 	if o.manifests != "" {
 		if err := addManifests(mgr, storeClient, g, o.manifests, log); err != nil {
