@@ -157,6 +157,8 @@ func writeScenario(t *testing.T, b backendUnderTest) {
 	if got, _ := os.ReadFile(task); string(got) != taskFile {
 		t.Errorf("apply changed the user's file:\n%s", got)
 	}
+	out, errOut, code = call("get", "hook", "fix-login", "-o", "yaml").run(t)
+	expectOutput(t, "get -o yaml after apply", out+errOut, code, 0, "goal: fix the login form\n", "team: web\n", "kubectl.kubernetes.io/last-applied-configuration: |\n", "maxAttempts: 3\n")
 
 	// Another writer's field survives a re-apply that changes the goal.
 	h := mustHook(t, b.client, "fix-login")
