@@ -311,6 +311,20 @@ sed -i 's/maxAttempts: 7/maxAttempts: 9/' "$1"
 		t.Fatal("delete --wait did not return after the finalizer was removed")
 	}
 
+	// Selection by label; a namespace mismatch with -n is refused.
+	out, errOut, code = call("apply", "-f", task).run(t)
+	expectOutput(t, "re-apply", out+errOut, code, 0, "hook.agents.tether.dev/fix-login created\n")
+	out, errOut, code = call("delete", "hooks", "-l", "team=web").run(t)
+	expectOutput(t, "delete -l", out+errOut, code, 0, `hook.agents.tether.dev "fix-login" deleted`)
+	if strings.Contains(out, "write-docs") {
+		t.Errorf("delete -l team=web deleted write-docs:\n%s", out)
+	}
+	_, errOut, code = call("delete", "hooks").run(t)
+	expectOutput(t, "delete without names", errOut, code, 1, "no name was specified")
+	namespaced := writeFile(t, filepath.Join(dir, "namespaced.yaml"), strings.Replace(strings.Split(taskFile, "---")[1], "name: write-docs", "name: ns-doc\n  namespace: elsewhere", 1))
+	_, errOut, code = call("apply", "-f", namespaced, "-n", "default").run(t)
+	expectOutput(t, "apply with a mismatched -n", errOut, code, 1, `namespace from the provided object "elsewhere" does not match the namespace "default"`)
+
 	out, errOut, code = call("delete", "-f", task, "--ignore-not-found").run(t)
 	expectOutput(t, "delete -f", out+errOut, code, 0, `hook.agents.tether.dev "write-docs" deleted`)
 	if _, err := getHook(t, b.client, "write-docs"); !apierrors.IsNotFound(err) {
