@@ -203,6 +203,8 @@ func TestKubectlPlugin(t *testing.T) {
 	expectOutput(t, "kubectl tether apply --help", out, code, 0, "kubectl tether apply -f FILENAME")
 	out, code = kubectlTether("apply", "-f", task)
 	expectOutput(t, "kubectl tether apply", out, code, 0, "hook.agents.tether.dev/fix-login created")
+	out, code = kubectlTether("get", "hooks")
+	expectOutput(t, "kubectl tether get hooks", out, code, 0, "NAME", "fix-login", "write-docs")
 	out, code = kubectlTether("delete", "hook", "nope")
 	expectOutput(t, "kubectl tether delete of a missing hook", out, code, 2, `"nope" not found`)
 	out, code = kubectlTether("delete", "-f", task)

@@ -157,6 +157,8 @@ func writeScenario(t *testing.T, b backendUnderTest) {
 	if got, _ := os.ReadFile(task); string(got) != taskFile {
 		t.Errorf("apply changed the user's file:\n%s", got)
 	}
+	out, errOut, code = call("get", "hook", "fix-login", "-o", "yaml").run(t)
+	expectOutput(t, "get -o yaml after apply", out+errOut, code, 0, "goal: fix the login form\n", "team: web\n", "kubectl.kubernetes.io/last-applied-configuration: |\n", "maxAttempts: 3\n")
 
 	// Another writer's field survives a re-apply that changes the goal.
 	h := mustHook(t, b.client, "fix-login")
@@ -308,6 +310,20 @@ sed -i 's/maxAttempts: 7/maxAttempts: 9/' "$1"
 	case <-time.After(20 * time.Second):
 		t.Fatal("delete --wait did not return after the finalizer was removed")
 	}
+
+	// Selection by label; a namespace mismatch with -n is refused.
+	out, errOut, code = call("apply", "-f", task).run(t)
+	expectOutput(t, "re-apply", out+errOut, code, 0, "hook.agents.tether.dev/fix-login created\n")
+	out, errOut, code = call("delete", "hooks", "-l", "team=web").run(t)
+	expectOutput(t, "delete -l", out+errOut, code, 0, `hook.agents.tether.dev "fix-login" deleted`)
+	if strings.Contains(out, "write-docs") {
+		t.Errorf("delete -l team=web deleted write-docs:\n%s", out)
+	}
+	_, errOut, code = call("delete", "hooks").run(t)
+	expectOutput(t, "delete without names", errOut, code, 1, "no name was specified")
+	namespaced := writeFile(t, filepath.Join(dir, "namespaced.yaml"), strings.Replace(strings.Split(taskFile, "---")[1], "name: write-docs", "name: ns-doc\n  namespace: elsewhere", 1))
+	_, errOut, code = call("apply", "-f", namespaced, "-n", "default").run(t)
+	expectOutput(t, "apply with a mismatched -n", errOut, code, 1, `namespace from the provided object "elsewhere" does not match the namespace "default"`)
 
 	out, errOut, code = call("delete", "-f", task, "--ignore-not-found").run(t)
 	expectOutput(t, "delete -f", out+errOut, code, 0, `hook.agents.tether.dev "write-docs" deleted`)

@@ -78,7 +78,7 @@ func dryRunSuffix(d apply.DryRun) string {
 
 func (o *applyOptions) run(cmd *cobra.Command, g *GlobalOptions) error {
 	if len(o.files) == 0 {
-		return errors.New("must specify one of -f and -k (-f FILE|DIR|-)")
+		return errors.New("must specify -f FILE|DIR|- (a file, a directory or stdin)")
 	}
 	dry, err := apply.ParseDryRun(o.dryRun)
 	if err != nil {

@@ -112,6 +112,9 @@ func runEdit(cmd *cobra.Command, g *GlobalOptions, args []string) error {
 	if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, orig); err != nil {
 		return err
 	}
+	// As kubectl edit does by default, managedFields are hidden; an update
+	// without them leaves the server's untouched.
+	orig.SetManagedFields(nil)
 	body, err := yaml.Marshal(orig.Object)
 	if err != nil {
 		return err
