@@ -583,7 +583,9 @@ func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker)
 		}
 		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
 	}
-	due := w.Status.LastHeartbeat.Add(heartbeatTimeout(&w.Spec))
+	// status times have a resolution of one second and are truncated, so
+	// the heartbeat may be up to a second younger than recorded.
+	due := w.Status.LastHeartbeat.Add(heartbeatTimeout(&w.Spec) + time.Second)
 	if now.Before(due) {
 		if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending || w.Status.Phase == v1.WorkerLost {
 			w.Status.Phase = v1.WorkerRunning

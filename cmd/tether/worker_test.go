@@ -581,3 +581,43 @@ func TestAdoptedProcess(t *testing.T) {
 		t.Fatalf("adopted crash %+v; want Vanished, not restarted", c)
 	}
 }
+
+// TestHeartbeatWorkerIsLost covers a Worker with no process for this host
+// to watch: it lives by `tether worker heartbeat` and is Lost, freeing its
+// Hook, once spec.heartbeatTimeout passes without one.
+func TestHeartbeatWorkerIsLost(t *testing.T) {
+	e := newWorkerEnv(t)
+	w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "remote"}}
+	w.Spec.HeartbeatTimeout = &metav1.Duration{Duration: 2 * time.Second}
+	e.create(w)
+	h := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Name: "far-task"}}
+	h.Spec.Goal, h.Spec.Steps = "far", []v1.Step{{Name: "only"}}
+	e.create(h)
+	if _, stderr, code := e.tether("claim", "far-task", "--worker", "remote"); code != 0 {
+		t.Fatalf("claim: exit %d %q", code, stderr)
+	}
+	if _, stderr, code := e.tether("worker", "heartbeat", "remote"); code != 0 {
+		t.Fatalf("heartbeat: exit %d %q", code, stderr)
+	}
+	beat := time.Now()
+	e.startRun()
+	if got := e.worker("remote"); got.Status.Phase != v1.WorkerRunning || got.Status.LastHeartbeat == nil || got.Status.Host == "" {
+		t.Fatalf("after a heartbeat: %+v", got.Status)
+	}
+	e.waitFor(15*time.Second, "the worker to be Lost", func() bool { return e.worker("remote").Status.Phase == v1.WorkerLost })
+	if lost := time.Since(beat); lost < 2*time.Second {
+		t.Fatalf("lost %s after the heartbeat, before the 2s timeout", lost)
+	}
+	got := e.worker("remote")
+	if len(got.Status.Crashes) != 1 || got.Status.Crashes[0].Reason != "HeartbeatExpired" || got.Status.Crashes[0].Hook != "far-task" || !got.Status.Crashes[0].AssigneeCleared {
+		t.Fatalf("crash records %+v", got.Status.Crashes)
+	}
+	if h := e.hook("far-task"); h.Spec.Assignee != "" || h.Status.State != v1.HookRecovering {
+		t.Fatalf("hook after its worker was lost: assignee %q, state %s", h.Spec.Assignee, h.Status.State)
+	}
+	e.waitFor(10*time.Second, "a WorkerLost Event", func() bool { return len(e.events("remote", "WorkerLost")) == 1 })
+	if _, stderr, code := e.tether("worker", "heartbeat", "remote"); code != 0 {
+		t.Fatalf("heartbeat: exit %d %q", code, stderr)
+	}
+	e.waitFor(10*time.Second, "a new heartbeat to bring it back", func() bool { return e.worker("remote").Status.Phase == v1.WorkerRunning })
+}
