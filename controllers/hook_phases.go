@@ -42,13 +42,13 @@ type hookScope struct {
 	// requeueAt is when the Hook must be looked at again; zero for never.
 	requeueAt time.Time
 	// events are recorded once the status update that they report succeeds.
-	events []event
+	events []pendingEvent
 	// transitioned is true when this reconcile changed the state machine's
 	// part of the status, which the recovery file renders.
 	transitioned bool
 }
 
-type event struct {
+type pendingEvent struct {
 	kind, reason, action, note string
 }
 
@@ -137,7 +137,7 @@ func (r *HookReconciler) reconcileStale(_ context.Context, s *hookScope) error {
 	}
 	note := fmt.Sprintf("no heartbeat since %s (staleAfter %s) in %s: moved to recovering. Next: %s",
 		hook.Status.LastHeartbeat.UTC().Format(time.RFC3339), s.eff.StaleAfter, last, hook.Status.Recovery.RecommendedAction)
-	s.events = append(s.events, event{kind: corev1.EventTypeWarning, reason: reason, action: "Recover", note: note})
+	s.events = append(s.events, pendingEvent{kind: corev1.EventTypeWarning, reason: reason, action: "Recover", note: note})
 	return nil
 }
 

@@ -43,7 +43,7 @@ import (
 )
 
 // openStore opens the store the binary under test uses, as a second process would.
-func openStore(t testing.TB, dir string) client.WithWatch {
+func openStoreWatch(t testing.TB, dir string) client.WithWatch {
 	t.Helper()
 	s, err := scheme.New()
 	if err != nil {
@@ -102,7 +102,7 @@ func terminalHook(name string, state v1.HookState, since time.Time, ret *v1.Rete
 
 func TestRecoverPrintsTheRecoveryFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	c := openStore(t, dir)
+	c := openStoreWatch(t, dir)
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recovery", "recovering.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +147,7 @@ func exists(t *testing.T, c client.Client, obj client.Object, name string) bool 
 
 func TestGC(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	c := openStore(t, dir)
+	c := openStoreWatch(t, dir)
 	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfgFile, []byte("retention:\n  failed: 1s\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -230,7 +230,7 @@ func TestGC(t *testing.T) {
 // an abandoned hook is deleted when its TTL passes.
 func TestRunRecoversAStaleHookAndCollectsExpiredOnes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	c := openStore(t, dir)
+	c := openStoreWatch(t, dir)
 	cmd := exec.Command(tetherBin, "run", "--store", dir)
 	cmd.Env = append(os.Environ(), "TETHER_HOME="+t.TempDir())
 	logs := &syncBuffer{}
@@ -336,7 +336,7 @@ func TestRunRecoversAStaleHookAndCollectsExpiredOnes(t *testing.T) {
 // `tether version`, the process's start-up floor.
 func BenchmarkRecoverProcess(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "store")
-	c := openStore(b, dir)
+	c := openStoreWatch(b, dir)
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recovery", "recovering.yaml"))
 	if err != nil {
 		b.Fatal(err)

@@ -28,6 +28,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -36,6 +37,7 @@ import (
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/receipts"
 	"github.com/tether-dev/tether/internal/eventsink"
 	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/scheme"
@@ -54,6 +56,7 @@ type runOptions struct {
 	metricsAddr string
 	probeAddr   string
 	leaderElect bool
+	manifests   string
 	zap         zap.Options
 }
 
@@ -78,6 +81,7 @@ runs as an operator, with optional leader election.`,
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "address of the /healthz and /readyz endpoints; empty disables them")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles")
+	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(goFlags)
 	fs.AddGoFlagSet(goFlags)
@@ -93,10 +97,18 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	if err != nil {
 		return err
 	}
-	setup := controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}
+	setup := controllers.Options{
+		Config:        cfg,
+		RecoveryDir:   cfg.RecoveryDir,
+		ReceiptStatus: receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
+	}
 	var mgr manager.Manager
+	var storeClient client.Client
 	if g.Cluster {
 		if mgr, err = o.clusterManager(g, s); err != nil {
+			return err
+		}
+		if err := setupWorkers(mgr, mgr.GetEventRecorder(workerComponent), mgr.GetAPIReader(), ""); err != nil {
 			return err
 		}
 	} else {
@@ -127,10 +139,19 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		})); err != nil {
 			return err
 		}
+		storeClient = store.Client()
+		if err := setupWorkers(mgr, events.GetEventRecorder(workerComponent), store.Client(), dir); err != nil {
+			return err
+		}
 		log.Info("serving the local store", "store", dir, "pid", os.Getpid())
 	}
 	if err := controllers.SetupAll(mgr, setup); err != nil {
 		return err
+	}
+	if o.manifests != "" {
+		if err := addManifests(mgr, storeClient, g, o.manifests, log); err != nil {
+			return err
+		}
 	}
 	if o.probeAddr != "" {
 		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
