@@ -21,6 +21,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"github.com/tether-dev/tether/internal/claim"
 )
 
 // Exit codes of the tether binary. Scripts rely on them; docs/cli.md lists them.
@@ -51,6 +53,8 @@ func ExitCode(err error) int {
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.Is(err, claim.ErrNothingClaimable):
+		return ExitNothingToClaim
 	case apierrors.IsConflict(err), apierrors.IsNotFound(err), apierrors.IsAlreadyExists(err):
 		return ExitConflictOrNotFound
 	default:

@@ -1,0 +1,281 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/gitchanges"
+	"github.com/tether-dev/tether/internal/hookfsm"
+)
+
+// ActorEnv names who the CLI acts for in status.history; default ActorDefault.
+const ActorEnv = "TETHER_ACTOR"
+
+// ActorDefault is the history actor of CLI verbs when $TETHER_ACTOR is unset.
+const ActorDefault = "cli"
+
+// maxFilesTouched is status.currentStep.filesTouched's MaxItems.
+const maxFilesTouched = 256
+
+func actor() string {
+	if a := os.Getenv(ActorEnv); a != "" {
+		return a
+	}
+	return ActorDefault
+}
+
+// hookVerb is what the agent verbs share: the global options, the output
+// flags and the writers.
+type hookVerb struct {
+	global *GlobalOptions
+	print  *genericclioptions.PrintFlags
+	out    io.Writer
+	errOut io.Writer
+}
+
+func newHookVerb(g *GlobalOptions, cmd *cobra.Command) *hookVerb {
+	v := &hookVerb{global: g, print: genericclioptions.NewPrintFlags("").WithDefaultOutput("")}
+	v.print.AddFlags(cmd)
+	return v
+}
+
+// open opens the backend and remembers the command's writers.
+func (v *hookVerb) open(cmd *cobra.Command) (*Backend, error) {
+	v.out, v.errOut = cmd.OutOrStdout(), cmd.ErrOrStderr()
+	if _, err := v.printer(); err != nil {
+		return nil, err
+	}
+	return v.global.Backend(cmd.Context())
+}
+
+func (v *hookVerb) printer() (printers.ResourcePrinter, error) {
+	if v.print.OutputFormat == nil || *v.print.OutputFormat == "" {
+		return nil, nil
+	}
+	p, err := v.print.ToPrinter()
+	if err != nil {
+		return nil, fmt.Errorf("--output: %w", err)
+	}
+	return p, nil
+}
+
+// show prints hook: with -o as the printer says, otherwise as
+// `hook.agents.tether.dev/NAME step "build" (1/3) running, attempt 1`
+// followed by the next action.
+func (v *hookVerb) show(b *Backend, hook *v1.Hook) error {
+	p, err := v.printer()
+	if err != nil {
+		return err
+	}
+	if p != nil {
+		obj := hook.DeepCopy()
+		gvks, _, err := b.Scheme.ObjectKinds(obj)
+		if err != nil {
+			return err
+		}
+		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
+		return p.PrintObj(obj, v.out)
+	}
+	_, err = fmt.Fprintf(v.out, "hook.%s/%s %s\nnext: %s\n", v1.GroupVersion.Group, hook.Name, hookfsm.Describe(hook), hookfsm.NextAction(hook))
+	return err
+}
+
+// inputFunc builds the event to apply to the freshly read hook; it may
+// refuse with an error, which changes nothing.
+type inputFunc func(hook *v1.Hook) (hookfsm.Input, error)
+
+// transition reads the Hook, applies the event that build returns through
+// the state machine and writes the status with the resourceVersion it read,
+// retrying from the read on a conflict. A rejected event writes nothing.
+func transition(ctx context.Context, b *Backend, name string, build inputFunc) (*v1.Hook, error) {
+	var hook *v1.Hook
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h := &v1.Hook{}
+		if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, h); err != nil {
+			return err
+		}
+		in, err := build(h)
+		if err != nil {
+			return err
+		}
+		in.Now, in.Actor = metav1.Now(), actor()
+		st, err := hookfsm.Apply(h, in)
+		if err != nil {
+			return err
+		}
+		h.Status = *st
+		if err := b.Client.Status().Update(ctx, h); err != nil {
+			return err
+		}
+		hook = h
+		return nil
+	})
+	if err != nil {
+		return nil, explainHookErr(name, err)
+	}
+	return hook, nil
+}
+
+// explainHookErr names the Hook in err unless the error already does: the
+// state machine's errors and the API's not-found and conflict errors do.
+func explainHookErr(name string, err error) error {
+	var transitionErr *hookfsm.TransitionError
+	var invalidErr *hookfsm.InvalidError
+	var statusErr apierrors.APIStatus
+	if errors.As(err, &transitionErr) || errors.As(err, &invalidErr) || errors.As(err, &statusErr) {
+		return err
+	}
+	return fmt.Errorf("hook %q: %w", name, err)
+}
+
+// simpleVerb builds a verb that applies one event to HOOK.
+func simpleVerb(g *GlobalOptions, use, short, long string, event hookfsm.Event, reason string) *cobra.Command {
+	var message string
+	cmd := &cobra.Command{Use: use + " HOOK", Short: short, Long: long, Args: exactHook}
+	v := newHookVerb(g, cmd)
+	if reason != "" {
+		cmd.Flags().StringVar(&message, "reason", "", reason)
+	}
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if reason != "" && cmd.Flags().Changed("reason") && strings.TrimSpace(message) == "" {
+			return fmt.Errorf("--reason: must not be empty")
+		}
+		if required := event == hookfsm.Await || event == hookfsm.Fail; required && strings.TrimSpace(message) == "" {
+			return fmt.Errorf("--reason is required: say why the hook is %s", map[hookfsm.Event]string{hookfsm.Await: "awaiting a human", hookfsm.Fail: "failed"}[event])
+		}
+		b, err := v.open(cmd)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = b.Close() }()
+		hook, err := transition(cmd.Context(), b, args[0], func(*v1.Hook) (hookfsm.Input, error) {
+			return hookfsm.Input{Event: event, Message: message}, nil
+		})
+		if err != nil {
+			return err
+		}
+		return v.show(b, hook)
+	}
+	return cmd
+}
+
+func exactHook(cmd *cobra.Command, args []string) error {
+	if len(args) != 1 {
+		return fmt.Errorf("%s takes exactly one argument, the Hook's name; got %d", cmd.CommandPath(), len(args))
+	}
+	return nil
+}
+
+// newAgentCommands returns the verbs an agent uses to report its progress.
+func newAgentCommands(g *GlobalOptions) []*cobra.Command {
+	step := &cobra.Command{
+		Use:   "step",
+		Short: "Begin a step, or finish it by running its validations",
+	}
+	step.AddCommand(newStepBeginCommand(g), newStepDoneCommand(g))
+	return []*cobra.Command{
+		step,
+		simpleVerb(g, "heartbeat", "Report that the agent working on a hook is alive",
+			"Refresh status.lastHeartbeat, so the hook is not considered stale. It changes no state.", hookfsm.Heartbeat, ""),
+		simpleVerb(g, "await", "Hand a hook to a person, with a reason",
+			"Move the hook to awaiting_human; history records the reason. `tether resume` continues.", hookfsm.Await, "why a person is needed (required)"),
+		simpleVerb(g, "resume", "Continue a hook after a person answered or after an interruption",
+			"From awaiting_human, return to where the hook was. From recovering, continue as status.recovery says:\nan interrupted attempt counts, an interrupted validation does not.", hookfsm.Resume, ""),
+		simpleVerb(g, "abandon", "Give a hook up (terminal)", "Move the hook to abandoned, a terminal state.", hookfsm.Abandon, "why the hook is abandoned"),
+		simpleVerb(g, "fail", "End a hook as failed, with a reason (terminal)", "Move the hook to failed, a terminal state; history records the reason.", hookfsm.Fail, "why the hook failed (required)"),
+		newReceiptsCommand(g),
+	}
+}
+
+func newStepBeginCommand(g *GlobalOptions) *cobra.Command {
+	var workingOn string
+	var files []string
+	cmd := &cobra.Command{
+		Use:   "begin HOOK",
+		Short: "Begin the current step of a hook",
+		Long: `Begin the hook's current step: record what is being worked on and the files
+touched, and move the hook to step_running.
+
+Without --files, the files are those git status reports in spec.workspace
+(modified, staged, deleted, renamed and untracked files).`,
+		Args: exactHook,
+	}
+	v := newHookVerb(g, cmd)
+	cmd.Flags().StringVar(&workingOn, "working-on", "", "a short description of what the agent is doing")
+	cmd.Flags().StringSliceVar(&files, "files", nil, "workspace-relative paths the step touches (default: detected with git status in spec.workspace)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(files) > maxFilesTouched {
+			return fmt.Errorf("--files: %d files, at most %d", len(files), maxFilesTouched)
+		}
+		for _, f := range files {
+			if strings.TrimSpace(f) == "" {
+				return fmt.Errorf("--files: empty path in %q", strings.Join(files, ","))
+			}
+		}
+		b, err := v.open(cmd)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = b.Close() }()
+		explicit := cmd.Flags().Changed("files")
+		hook, err := transition(cmd.Context(), b, args[0], func(h *v1.Hook) (hookfsm.Input, error) {
+			in := hookfsm.Input{Event: hookfsm.Begin, WorkingOn: workingOn, Files: files}
+			if !explicit {
+				in.Files = v.detectFiles(cmd.Context(), h)
+			}
+			return in, nil
+		})
+		if err != nil {
+			return err
+		}
+		return v.show(b, hook)
+	}
+	return cmd
+}
+
+// detectFiles is the changed files in hook's workspace. Detection is a
+// convenience: when it fails, step begin warns and records no files.
+func (v *hookVerb) detectFiles(ctx context.Context, hook *v1.Hook) []string {
+	if hook.Spec.Workspace == "" {
+		return nil
+	}
+	files, err := gitchanges.Changed(ctx, hook.Spec.Workspace)
+	if err != nil {
+		_, _ = fmt.Fprintf(v.errOut, "warning: detecting the files touched: %v\n", err)
+		return nil
+	}
+	if len(files) > maxFilesTouched {
+		_, _ = fmt.Fprintf(v.errOut, "warning: %d changed files; recording the first %d\n", len(files), maxFilesTouched)
+		files = files[:maxFilesTouched]
+	}
+	return files
+}
