@@ -37,9 +37,9 @@ import (
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/receipts"
 	"github.com/tether-dev/tether/internal/eventsink"
 	"github.com/tether-dev/tether/internal/filestore"
+	"github.com/tether-dev/tether/internal/receipts"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/storemanager"
 )
