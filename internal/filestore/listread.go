@@ -120,8 +120,8 @@ func (s *Store) journalIndex(r *resource) map[string]journalVersion {
 		if !bytes.Contains(lines[i], resourceField) {
 			return
 		}
-		e := &entry{}
-		if err := json.Unmarshal(lines[i], e); err != nil {
+		e, err := entryHead(lines[i])
+		if err != nil {
 			failed[i] = true
 			return
 		}
@@ -147,4 +147,26 @@ func (s *Store) journalIndex(r *resource) map[string]journalVersion {
 		}
 	}
 	return index
+}
+
+// objectKey separates an entry's key fields from its object. json.Marshal
+// writes entry's fields in declaration order with object last, and no key
+// field (a DNS-1123 name, a plural) can hold this text.
+var objectKey = []byte(`,"object":`)
+
+// entryHead decodes an entry's key fields and slices out its object
+// without scanning the object, which readFromJournal decodes (and so
+// validates) only for the objects a list returns.
+func entryHead(line []byte) (*entry, error) {
+	i := bytes.Index(line, objectKey)
+	if i < 0 || line[len(line)-1] != '}' {
+		e := &entry{}
+		return e, json.Unmarshal(line, e)
+	}
+	e := &entry{}
+	if err := json.Unmarshal(append(line[:i:i], '}'), e); err != nil {
+		return nil, err
+	}
+	e.Object = line[i+len(objectKey) : len(line)-1]
+	return e, nil
 }
