@@ -68,7 +68,7 @@ there is no key to verify with.`,
 				return err
 			}
 			defer func() { _ = b.Close() }()
-			km, err := receipts.NewFileKeyManager()
+			km, err := keyManager(b)
 			if err != nil {
 				return err
 			}
@@ -121,7 +121,7 @@ Its DSSE keyid, the hex SHA-256 of the 32 key bytes, is printed to stderr.`,
 				return err
 			}
 			defer func() { _ = b.Close() }()
-			km, err := receipts.NewFileKeyManager()
+			km, err := keyManager(b)
 			if err != nil {
 				return err
 			}
@@ -140,4 +140,13 @@ Its DSSE keyid, the hex SHA-256 of the 32 key bytes, is printed to stderr.`,
 			return nil
 		},
 	}
+}
+
+// keyManager is where the receipt keys live: the Secret in the Hook's
+// namespace on a cluster, the master key file on the local store.
+func keyManager(b *Backend) (receipts.KeyManager, error) {
+	if b.Cluster {
+		return &receipts.SecretKeyManager{Client: b.Client}, nil
+	}
+	return receipts.NewFileKeyManager()
 }
