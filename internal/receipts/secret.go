@@ -95,7 +95,7 @@ func (m *SecretKeyManager) load(ctx context.Context, namespace string) ([]byte, 
 	}
 	key := s.Data[SecretKey]
 	if len(key) != masterKeySize {
-		return nil, fmt.Errorf("Secret %s/%s: data[%q] holds %d bytes, want %d", namespace, m.name(), SecretKey, len(key), masterKeySize)
+		return nil, fmt.Errorf("receipt key Secret %s/%s: data[%q] holds %d bytes, want %d", namespace, m.name(), SecretKey, len(key), masterKeySize)
 	}
 	return key, nil
 }

@@ -66,7 +66,7 @@ func TestSecretKeyManager(t *testing.T) {
 	}
 	other := testHook()
 	other.Namespace = "other"
-	if _, err := km.Signer(ctx, other); err == nil || !strings.Contains(err.Error(), `data["master.key"] holds 5 bytes`) {
+	if _, err := km.Signer(ctx, other); err == nil || !strings.Contains(err.Error(), `Secret other/tether-receipt-key: data["master.key"] holds 5 bytes`) {
 		t.Fatalf("a malformed Secret: %v", err)
 	}
 }
