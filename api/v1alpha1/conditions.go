@@ -54,6 +54,19 @@ const (
 	ReasonValidationInterrupted = "ValidationInterrupted"
 	// ReasonAssigneeLost means the Worker holding the task died.
 	ReasonAssigneeLost = "AssigneeLost"
+	// ReasonContextCompacted means the agent's context was compacted.
+	ReasonContextCompacted = "ContextCompacted"
+	// ReasonManualRecovery means a person asked for recovery.
+	ReasonManualRecovery = "ManualRecovery"
+	// ReasonNoHeartbeatExpected means the Hook is in a state where no agent
+	// is expected to heartbeat: not begun, awaiting a human, or terminal.
+	ReasonNoHeartbeatExpected = "NoHeartbeatExpected"
+	// ReasonInvalidStatus means the Hook's status is inconsistent with its
+	// spec, so the state machine cannot advance it.
+	ReasonInvalidStatus = "InvalidStatus"
+	// ReasonRetentionExpired means a terminal Hook outlived its retention
+	// time-to-live and was deleted.
+	ReasonRetentionExpired = "RetentionExpired"
 	// ReasonNotRecovering means there is nothing to recover from.
 	ReasonNotRecovering = "NotRecovering"
 	// ReasonProcessRunning means the Worker's process is alive.

@@ -45,6 +45,10 @@ const (
 	WorkerLost WorkerPhase = "Lost"
 )
 
+// WorkerCrashLimit is how many crash records status.crashes keeps; it must
+// equal the MaxItems marker on WorkerStatus.Crashes.
+const WorkerCrashLimit = 20
+
 // WorkerSpec is the desired state of a Worker: which agent process to run or
 // adopt, and how to react when it dies.
 // +kubebuilder:validation:XValidation:rule="[has(self.command), has(self.adopt), has(self.template)].filter(x, x).size() <= 1",message="command, adopt and template are mutually exclusive"

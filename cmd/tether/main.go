@@ -19,7 +19,6 @@ limitations under the License.
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/tether-dev/tether/internal/cli"
@@ -28,7 +27,6 @@ import (
 func main() {
 	cmd := cli.NewRootCommand()
 	if err := cmd.Execute(); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(cli.ExitCode(err))
+		os.Exit(cli.ReportError(os.Stderr, err))
 	}
 }

@@ -17,7 +17,12 @@ limitations under the License.
 package cli
 
 import (
+	"errors"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+
+	"github.com/tether-dev/tether/internal/claim"
 )
 
 // Exit codes of the tether binary. Scripts rely on them; docs/cli.md lists them.
@@ -32,10 +37,24 @@ const (
 )
 
 // ExitCode maps an error returned by a command to the process exit code.
+// An aggregate of several errors (get a b, where both are missing) exits
+// with ExitConflictOrNotFound only when every one of them would.
 func ExitCode(err error) int {
+	var agg utilerrors.Aggregate
+	if errors.As(err, &agg) && len(agg.Errors()) > 0 {
+		code := ExitConflictOrNotFound
+		for _, e := range utilerrors.Flatten(agg).Errors() {
+			if ExitCode(e) != ExitConflictOrNotFound {
+				code = ExitUsage
+			}
+		}
+		return code
+	}
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.Is(err, claim.ErrNothingClaimable):
+		return ExitNothingToClaim
 	case apierrors.IsConflict(err), apierrors.IsNotFound(err), apierrors.IsAlreadyExists(err):
 		return ExitConflictOrNotFound
 	default:

@@ -39,6 +39,9 @@ type GlobalOptions struct {
 	Store string
 	// Cluster is the --cluster flag: talk to a Kubernetes cluster instead of the local store.
 	Cluster bool
+	// ConfigFile is the --config flag: the tether configuration file
+	// (default $TETHER_HOME/config.yaml).
+	ConfigFile string
 	// KubeConfig holds --kubeconfig, --context and -n/--namespace, resolved
 	// with the kubeconfig loading rules as kubectl does.
 	KubeConfig *genericclioptions.ConfigFlags
@@ -60,6 +63,7 @@ func NewGlobalOptions() *GlobalOptions {
 func (o *GlobalOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Store, "store", "", "local store directory (default $"+StoreEnv+", else the nearest "+StoreDirName+"/ upward, else ./"+StoreDirName+")")
 	fs.BoolVar(&o.Cluster, "cluster", false, "use a Kubernetes cluster through the kubeconfig loading rules instead of the local store")
+	fs.StringVar(&o.ConfigFile, "config", "", "tether configuration file (default $TETHER_HOME/config.yaml, TETHER_HOME defaulting to ~/.config/tether)")
 	o.KubeConfig.AddFlags(fs)
 }
 

@@ -19,8 +19,26 @@ limitations under the License.
 package cli
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
+
 	"github.com/spf13/cobra"
 )
+
+// KubectlPluginPrefix is the file name prefix kubectl looks for on $PATH:
+// installed as kubectl-tether, the binary runs as `kubectl tether`.
+const KubectlPluginPrefix = "kubectl-"
+
+// displayName is the command name users type, from argv[0]: "kubectl tether"
+// when run as a kubectl plugin, else "tether".
+func displayName(argv0 string) string {
+	base := filepath.Base(argv0)
+	if plugin, ok := strings.CutPrefix(base, KubectlPluginPrefix); ok && plugin != "" {
+		return "kubectl " + strings.ReplaceAll(plugin, "_", "-")
+	}
+	return "tether"
+}
 
 // NewRootCommand builds the tether command tree.
 func NewRootCommand() *cobra.Command {
@@ -35,9 +53,14 @@ are declarative resources, reconciled on a local file store or on a
 Kubernetes cluster, and inspected kubectl-style.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: displayName(os.Args[0])},
 	}
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))
+	root.AddCommand(newGetCommand(opts), newDescribeCommand(opts), newEventsCommand(opts), newExplainCommand())
+	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	root.AddCommand(newAgentCommands(opts)...)
+	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
+	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
 	return root
 }

@@ -22,22 +22,30 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tether-dev/tether/config/crd"
+	"github.com/tether-dev/tether/controllers"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/eventsink"
 	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/storemanager"
 )
+
+// RecoveryDirName is the directory of a local store that holds the
+// recovery files, one per Hook as NAMESPACE/NAME.md.
+const RecoveryDirName = "recovery"
 
 // LeaderElectionID names the Lease that replicas of `tether run --cluster
 // --leader-elect` compete for.
@@ -47,6 +55,7 @@ type runOptions struct {
 	metricsAddr string
 	probeAddr   string
 	leaderElect bool
+	manifests   string
 	zap         zap.Options
 }
 
@@ -71,6 +80,7 @@ runs as an operator, with optional leader election.`,
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "address of the /healthz and /readyz endpoints; empty disables them")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles")
+	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(goFlags)
 	fs.AddGoFlagSet(goFlags)
@@ -82,9 +92,18 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	if err != nil {
 		return err
 	}
+	cfg, err := config.Load(g.ConfigFile)
+	if err != nil {
+		return err
+	}
+	setup := controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}
 	var mgr manager.Manager
+	var storeClient client.Client
 	if g.Cluster {
 		if mgr, err = o.clusterManager(g, s); err != nil {
+			return err
+		}
+		if err := setupWorkers(mgr, mgr.GetEventRecorder(workerComponent), mgr.GetAPIReader(), ""); err != nil {
 			return err
 		}
 	} else {
@@ -108,13 +127,26 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		}
 		events := eventsink.NewProvider(store.Client(), s)
 		defer events.Shutdown()
+		setup.Events, setup.RecoveryDir = events, filepath.Join(dir, RecoveryDirName)
 		storeEvents := events.GetEventRecorderFor("tether-store")
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return store.WatchHandEdits(ctx, storeEvents)
 		})); err != nil {
 			return err
 		}
+		storeClient = store.Client()
+		if err := setupWorkers(mgr, events.GetEventRecorder(workerComponent), store.Client(), dir); err != nil {
+			return err
+		}
 		log.Info("serving the local store", "store", dir, "pid", os.Getpid())
+	}
+	if err := controllers.SetupAll(mgr, setup); err != nil {
+		return err
+	}
+	if o.manifests != "" {
+		if err := addManifests(mgr, storeClient, g, o.manifests, log); err != nil {
+			return err
+		}
 	}
 	if o.probeAddr != "" {
 		if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

@@ -116,6 +116,7 @@ func Run(t *testing.T, b Backend) {
 		{"CheckpointImmutable", testCheckpointImmutable},
 		{"WatchSequenceAndResume", testWatch},
 		{"WatchLabelSelector", testWatchSelector},
+		{"DryRun", testDryRun},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -567,4 +568,64 @@ func testWatchSelector(t *testing.T, b Backend, ns string) {
 	h.Labels = nil
 	must(t, b.Client.Update(ctx, h))
 	expectEvent(t, w, watch.Deleted, "sel")
+}
+
+// testDryRun checks that every write with DryRunAll validates, defaults and
+// reports what it would do, and stores nothing.
+func testDryRun(t *testing.T, b Backend, ns string) {
+	ctx := context.Background()
+	dry := client.DryRunAll
+	exists := func(name string) bool {
+		t.Helper()
+		err := b.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &agentsv1alpha1.Hook{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			t.Fatal(err)
+		}
+		return err == nil
+	}
+
+	h := newHook(ns, "dry")
+	must(t, b.Client.Create(ctx, h, dry))
+	if exists("dry") {
+		t.Fatal("dry-run create stored the object")
+	}
+	if h.Spec.StaleAfter == nil || h.UID == "" || h.CreationTimestamp.IsZero() {
+		t.Errorf("dry-run create did not return the defaulted object: staleAfter %v uid %q created %v", h.Spec.StaleAfter, h.UID, h.CreationTimestamp)
+	}
+
+	bad := newHook(ns, "dry-bad")
+	bad.Spec.MaxAttempts = -1
+	if err := b.Client.Create(ctx, bad, dry); !apierrors.IsInvalid(err) || !slices.Contains(causes(err), "spec.maxAttempts:FieldValueInvalid") {
+		t.Errorf("dry-run create of an invalid object: %v (causes %v), want Invalid on spec.maxAttempts", err, causes(err))
+	}
+
+	real := newHook(ns, "dry-real")
+	must(t, b.Client.Create(ctx, real))
+	if err := b.Client.Create(ctx, newHook(ns, "dry-real"), dry); !apierrors.IsAlreadyExists(err) {
+		t.Errorf("dry-run create of an existing name: %v, want AlreadyExists", err)
+	}
+
+	upd := real.DeepCopy()
+	upd.Spec.Goal = "dry update"
+	must(t, b.Client.Update(ctx, upd, dry))
+	if upd.Spec.Goal != "dry update" || upd.Generation != real.Generation+1 {
+		t.Errorf("dry-run update returned goal %q generation %d, want the updated object at generation %d", upd.Spec.Goal, upd.Generation, real.Generation+1)
+	}
+	pat := real.DeepCopy()
+	pat.Spec.Goal = "dry patch"
+	must(t, b.Client.Patch(ctx, pat, client.MergeFrom(real), dry))
+	if pat.Spec.Goal != "dry patch" {
+		t.Errorf("dry-run patch returned goal %q", pat.Spec.Goal)
+	}
+	must(t, b.Client.Delete(ctx, real.DeepCopy(), dry))
+
+	got := &agentsv1alpha1.Hook{}
+	must(t, b.Client.Get(ctx, client.ObjectKeyFromObject(real), got))
+	if got.Spec.Goal != real.Spec.Goal || got.ResourceVersion != real.ResourceVersion || got.DeletionTimestamp != nil {
+		t.Errorf("dry-run update, patch and delete changed the stored object: goal %q rv %s->%s deleting %v",
+			got.Spec.Goal, real.ResourceVersion, got.ResourceVersion, got.DeletionTimestamp)
+	}
+	if err := b.Client.Delete(ctx, newHook(ns, "dry-missing"), dry); !apierrors.IsNotFound(err) {
+		t.Errorf("dry-run delete of a missing object: %v, want NotFound", err)
+	}
 }

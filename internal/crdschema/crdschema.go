@@ -36,6 +36,7 @@ package crdschema
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -79,8 +80,10 @@ type version struct {
 	schemaValidator apiservervalidation.SchemaValidator
 	statusValidator apiservervalidation.SchemaValidator
 	hasStatus       bool
-	// cel is nil when the schema has no x-kubernetes-validations.
-	cel *cel.Validator
+	// cel compiles the x-kubernetes-validations on first use, so that
+	// processes that only read (tether get) never pay for compiling them;
+	// it returns nil when the schema has none.
+	cel func() *cel.Validator
 }
 
 // New builds structural schemas, defaulters and CEL validators once per CRD version.
@@ -139,7 +142,7 @@ func newVersion(gvk schema.GroupVersionKind, namespaced bool, cv *apiextensionsv
 		namespaced: namespaced,
 		structural: s,
 		hasStatus:  cv.Subresources != nil && cv.Subresources.Status != nil,
-		cel:        cel.NewValidator(s, true, celconfig.PerCallLimit),
+		cel:        sync.OnceValue(func() *cel.Validator { return cel.NewValidator(s, true, celconfig.PerCallLimit) }),
 	}
 	if ver.schemaValidator, _, err = apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema); err != nil {
 		return nil, err
@@ -388,7 +391,8 @@ func (ver *version) validateObjectMeta(ctx context.Context, op operation.Type, o
 // validateCEL runs the x-kubernetes-validations rules unless errs already
 // holds a blocking error, as the custom resource strategies do.
 func (ver *version) validateCEL(ctx context.Context, errs field.ErrorList, obj, old map[string]interface{}, opts ...cel.Option) field.ErrorList {
-	if ver.cel == nil {
+	validator := ver.cel()
+	if validator == nil {
 		return nil
 	}
 	if blocking := blockingErr(errs); blocking != nil {
@@ -398,7 +402,7 @@ func (ver *version) validateCEL(ctx context.Context, errs field.ErrorList, obj, 
 	if old != nil {
 		oldObj = old
 	}
-	celErrs, _ := ver.cel.Validate(ctx, nil, ver.structural, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
+	celErrs, _ := validator.Validate(ctx, nil, ver.structural, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
 	return celErrs
 }
 

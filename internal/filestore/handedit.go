@@ -205,8 +205,16 @@ func (s *Store) currentLocked(ctx context.Context, r *resource, namespace, name 
 
 // settled reads an object for a reader that holds no lock, adopting a
 // pending hand edit first; a refused edit yields the last valid version.
+// It reads under the shared lock: a writer's journal entry reaches watchers
+// before its rename, and a reader acting on a watch event must not then
+// read the version before it.
 func (s *Store) settled(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
-	so, err := s.get(r, namespace, name)
+	var so *storedObject
+	err := s.withReadLock(func() error {
+		var err error
+		so, err = s.get(r, namespace, name)
+		return err
+	})
 	if err == nil && !so.handEdited {
 		return so.obj, nil
 	}

@@ -131,6 +131,9 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 		return nil, err
 	}
 	if opts.dryRun {
+		if fileExists(s.objectPath(r, obj.GetNamespace(), obj.GetName())) {
+			return nil, apierrors.NewAlreadyExists(r.groupResource(), obj.GetName())
+		}
 		return obj, nil
 	}
 	err := s.withWriteLock(func() error {

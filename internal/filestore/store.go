@@ -454,12 +454,7 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 			paths = append(paths, path)
 		}
 	}
-	read := make([]*storedObject, len(paths))
-	forEachParallel(len(paths), func(i int) {
-		if so, err := s.readObjectFile(paths[i]); err == nil {
-			read[i] = so
-		}
-	})
+	read := s.readObjects(r, paths)
 	for i, so := range read {
 		if so == nil || so.handEdited {
 			pending = append(pending, paths[i])

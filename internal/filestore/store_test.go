@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -345,5 +346,55 @@ func TestWatchTooOldAfterCompaction(t *testing.T) {
 	ev = <-recent.ResultChan()
 	if ev.Type != "MODIFIED" || ev.Object.(*agentsv1alpha1.Hook).Spec.Goal != "goal 4" {
 		t.Fatalf("watch from a kept resourceVersion: %v %v, want MODIFIED with goal 4", ev.Type, ev.Object)
+	}
+}
+
+// A process that sees a watch event and then reads the object must read that
+// version or a newer one, as with kube-apiserver: the journal entry becomes
+// visible to watchers before the writer has renamed the object file.
+func TestGetAfterWatchEventIsNeverOlder(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	writer := openStore(t, dir).Client()
+	reader := openStore(t, dir).Client()
+	h := hook("fresh")
+	if err := writer.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	w, err := reader.Watch(ctx, &agentsv1alpha1.HookList{}, &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: h.ResourceVersion}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	const updates = 40
+	errs := make(chan error, 1)
+	go func() {
+		for i := 0; i < updates; i++ {
+			h.Spec.Goal = fmt.Sprintf("goal %d", i)
+			if err := writer.Update(ctx, h); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}()
+	for i := 0; i < updates; i++ {
+		ev := <-w.ResultChan()
+		seen, ok := ev.Object.(*agentsv1alpha1.Hook)
+		if !ok {
+			t.Fatalf("watch event %d: %v %v", i, ev.Type, ev.Object)
+		}
+		got := &agentsv1alpha1.Hook{}
+		if err := reader.Get(ctx, client.ObjectKeyFromObject(seen), got); err != nil {
+			t.Fatal(err)
+		}
+		seenRV, _ := strconv.ParseUint(seen.ResourceVersion, 10, 64)
+		gotRV, _ := strconv.ParseUint(got.ResourceVersion, 10, 64)
+		if gotRV < seenRV {
+			t.Fatalf("Get after a watch event for resourceVersion %d returned the older %d", seenRV, gotRV)
+		}
+	}
+	if err := <-errs; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -49,6 +49,17 @@ type Document struct {
 	Object client.Object
 	// JSON is the document converted to JSON, as written by the user.
 	JSON []byte
+
+	root *yamlv3.Node
+}
+
+// FieldLine returns the one-based line of the field at a JSON path such as
+// "spec.steps[1].name", or of its nearest ancestor present in the document.
+func (d Document) FieldLine(field string) int {
+	if d.root == nil {
+		return d.Line
+	}
+	return lineOf(d.root, field)
 }
 
 // Error is a decoding error located in its source.
@@ -203,7 +214,7 @@ func decodeDocument(source string, index int, node *yamlv3.Node, scheme *runtime
 		return fail(field, errors.New(strings.Join(msgs, ", ")))
 	}
 	cobj.GetObjectKind().SetGroupVersionKind(gvk)
-	return Document{Source: source, Index: index, Line: node.Line, Object: cobj, JSON: js}, nil
+	return Document{Source: source, Index: index, Line: root.Line, Object: cobj, JSON: js, root: root}, nil
 }
 
 // typeErrorField extracts the field path from a json type error. The error

@@ -162,8 +162,11 @@ func Watch(id Identity) (exits <-chan Exit, stop func(), err error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		// A zombie is the recorded process, dead and not yet reaped (its
+		// parent may be an init that never reaps); only a live process with
+		// another start time means the PID was reused.
 		reason := ReasonVanished
-		if _, statErr := readStat(id.PID); statErr == nil {
+		if st, statErr := readStat(id.PID); statErr == nil && st.state != 'Z' && st.state != 'X' && st.startTicks != id.StartTicks {
 			reason = ReasonPIDReused
 		}
 		out <- Exit{Identity: id, Time: time.Now(), Reason: reason, ExitCode: -1}
@@ -237,8 +240,11 @@ func waitPidfd(fd int, timeout time.Duration) bool {
 			remaining = 0
 		}
 		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		n, err := unix.Poll(fds, int(remaining.Milliseconds()))
-		if errors.Is(err, unix.EINTR) {
+		// Round up: a timeout truncated to whole milliseconds would end
+		// the grace period early.
+		n, err := unix.Poll(fds, int((remaining+time.Millisecond-1)/time.Millisecond))
+		switch {
+		case errors.Is(err, unix.EINTR), err == nil && n == 0 && time.Now().Before(deadline):
 			continue
 		}
 		return err == nil && n > 0

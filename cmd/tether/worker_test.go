@@ -1,0 +1,583 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/config/crd"
+	"github.com/tether-dev/tether/internal/filestore"
+	"github.com/tether-dev/tether/internal/hookfsm"
+	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/supervise"
+)
+
+// workerEnv is one store with a client of its own, as a second process
+// next to the tether binaries the test runs.
+type workerEnv struct {
+	t     *testing.T
+	dir   string
+	c     client.Client
+	run   *exec.Cmd
+	out   *syncBuffer
+	mu    sync.Mutex
+	pids  []int
+	label string
+}
+
+func newWorkerEnv(t *testing.T) *workerEnv {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := crd.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &workerEnv{t: t, dir: dir, c: st.Client(), label: fmt.Sprintf("%d", time.Now().UnixNano()%1000000)}
+	t.Cleanup(func() {
+		e.stopRun()
+		// Workers outlive tether run by design: end every process the test saw.
+		ws := &v1.WorkerList{}
+		if err := e.c.List(context.Background(), ws); err == nil {
+			for _, w := range ws.Items {
+				e.pids = append(e.pids, int(w.Status.PID))
+			}
+		}
+		for _, pid := range e.pids {
+			if pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		_ = st.Close()
+	})
+	return e
+}
+
+// tether runs the binary on the env's store.
+func (e *workerEnv) tether(args ...string) (string, string, int) {
+	e.t.Helper()
+	return run(e.t, append([]string{"--store", e.dir}, args...)...)
+}
+
+func (e *workerEnv) startRun() {
+	e.t.Helper()
+	e.out = &syncBuffer{}
+	e.run = exec.Command(tetherBin, "run", "--store", e.dir)
+	e.run.Stdout, e.run.Stderr = e.out, e.out
+	if err := e.run.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitFor(20*time.Second, "tether run to start", func() bool { return strings.Contains(e.out.String(), "serving the local store") })
+}
+
+func (e *workerEnv) stopRun() {
+	if e.run == nil {
+		return
+	}
+	_ = e.run.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = e.run.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+		_ = e.run.Process.Kill()
+		<-done
+		e.t.Errorf("tether run did not stop within 15s of SIGTERM")
+	}
+	e.run = nil
+}
+
+func (e *workerEnv) waitFor(timeout time.Duration, what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			log := ""
+			if e.out != nil {
+				log = e.out.String()
+			}
+			e.t.Fatalf("timed out after %s waiting for %s\ntether run output:\n%s", timeout, what, log)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func (e *workerEnv) create(obj client.Object) {
+	e.t.Helper()
+	obj.SetNamespace("default")
+	if err := e.c.Create(context.Background(), obj); err != nil {
+		e.t.Fatalf("creating %s: %v", obj.GetName(), err)
+	}
+}
+
+func (e *workerEnv) worker(name string) *v1.Worker {
+	e.t.Helper()
+	w := &v1.Worker{}
+	if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: name}, w); err != nil {
+		e.t.Fatal(err)
+	}
+	if w.Status.PID > 0 {
+		e.mu.Lock()
+		e.pids = append(e.pids, int(w.Status.PID))
+		e.mu.Unlock()
+	}
+	return w
+}
+
+func (e *workerEnv) hook(name string) *v1.Hook {
+	e.t.Helper()
+	h := &v1.Hook{}
+	if err := e.c.Get(context.Background(), types.NamespacedName{Namespace: "default", Name: name}, h); err != nil {
+		e.t.Fatal(err)
+	}
+	return h
+}
+
+// events returns the Events about the object name with reason.
+func (e *workerEnv) events(name, reason string) []corev1.Event {
+	e.t.Helper()
+	list := &corev1.EventList{}
+	if err := e.c.List(context.Background(), list, client.InNamespace("default")); err != nil {
+		e.t.Fatal(err)
+	}
+	var out []corev1.Event
+	for _, ev := range list.Items {
+		if ev.InvolvedObject.Name == name && ev.Reason == reason {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// waitRunning waits until the Worker runs a process other than notPID and returns it.
+func (e *workerEnv) waitRunning(name string, notPID int32) *v1.Worker {
+	e.t.Helper()
+	var w *v1.Worker
+	e.waitFor(20*time.Second, fmt.Sprintf("worker %s to run a new process", name), func() bool {
+		w = e.worker(name)
+		return w.Status.Phase == v1.WorkerRunning && w.Status.PID != 0 && w.Status.PID != notPID
+	})
+	if alive, err := identityOf(w).Alive(); err != nil || !alive {
+		e.t.Fatalf("worker %s reports pid %d, which is not running (%v)", name, w.Status.PID, err)
+	}
+	return w
+}
+
+func identityOf(w *v1.Worker) supervise.Identity {
+	return supervise.Identity{PID: int(w.Status.PID), StartTicks: w.Status.ProcessStartTicks, BootID: w.Status.BootID}
+}
+
+func kill9(t *testing.T, pid int32) {
+	t.Helper()
+	if err := syscall.Kill(int(pid), syscall.SIGKILL); err != nil {
+		t.Fatalf("kill -9 %d: %v", pid, err)
+	}
+}
+
+func sleeper(name string, seconds int, auto bool) *v1.Worker {
+	w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	w.Spec.Command = []string{"sh", "-c", fmt.Sprintf("echo worker=$TETHER_WORKER store=${TETHER_STORE:+set}; exec sleep %d", seconds)}
+	w.Spec.Restart.Auto = auto
+	return w
+}
+
+// processesRunning counts the processes whose argv is exactly argv.
+func processesRunning(t *testing.T, argv ...string) int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Join(argv, "\x00") + "\x00"
+	n := 0
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && string(data) == want {
+			if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && !strings.Contains(string(st), ") Z ") {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// TestWorkerRestartsWithinItsBudget kills a supervised `sleep` with
+// SIGKILL four times: three restarts, then CrashLoop, then a manual restart.
+func TestWorkerRestartsWithinItsBudget(t *testing.T) {
+	e := newWorkerEnv(t)
+	e.create(sleeper("agent", 100001, true))
+	e.startRun()
+	w := e.waitRunning("agent", 0)
+	if w.Status.LogFile == "" || w.Status.Host == "" || w.Status.ProcessStartTicks == 0 || w.Status.BootID == "" {
+		t.Fatalf("status lacks log file, host or process identity: %+v", w.Status)
+	}
+	e.waitFor(10*time.Second, "the log to show the agent's output", func() bool {
+		out, _, _ := e.tether("logs", "worker/agent")
+		return strings.Contains(out, "worker=agent store=set")
+	})
+
+	for i := 1; i <= 4; i++ {
+		old := w.Status.PID
+		kill9(t, old)
+		e.waitFor(10*time.Second, fmt.Sprintf("crash %d to be recorded", i), func() bool {
+			w = e.worker("agent")
+			return len(w.Status.Crashes) == i
+		})
+		c := w.Status.Crashes[i-1]
+		if c.PID != old || c.Reason != supervise.ReasonSignaled || c.Signal == nil || *c.Signal != 9 {
+			t.Fatalf("crash %d = %+v; want pid %d killed by signal 9", i, c, old)
+		}
+		if i < 4 {
+			if !c.Restarted {
+				t.Fatalf("crash %d was not restarted: %+v", i, c)
+			}
+			w = e.waitRunning("agent", old)
+			continue
+		}
+		if c.Restarted || w.Status.Phase != v1.WorkerCrashLoop || w.Status.PID != 0 {
+			t.Fatalf("4th crash: phase %s pid %d restarted %v; want CrashLoop, no process", w.Status.Phase, w.Status.PID, c.Restarted)
+		}
+		if cond := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionCrashLoop); cond == nil || cond.Status != metav1.ConditionTrue || cond.ObservedGeneration != w.Generation {
+			t.Fatalf("CrashLoop condition = %+v", cond)
+		}
+	}
+	if n := len(e.events("agent", "WorkerCrashed")); n < 1 {
+		t.Fatal("no WorkerCrashed Event")
+	}
+	e.waitFor(10*time.Second, "a RestartsExhausted Event naming the manual restart", func() bool {
+		for _, ev := range e.events("agent", "RestartsExhausted") {
+			if ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, "tether worker restart agent") {
+				return true
+			}
+		}
+		return false
+	})
+	if w.Status.Restarts != 3 {
+		t.Fatalf("restarts = %d, want 3", w.Status.Restarts)
+	}
+
+	out, stderr, code := e.tether("worker", "restart", "agent")
+	if code != 0 || !strings.Contains(out, "worker.agents.tether.dev/agent restarted") {
+		t.Fatalf("worker restart: exit %d, %q %q", code, out, stderr)
+	}
+	w = e.waitRunning("agent", 0)
+	if w.Status.Restarts != 4 || w.Status.WindowStart == nil {
+		t.Fatalf("after worker restart: restarts %d, windowStart %v", w.Status.Restarts, w.Status.WindowStart)
+	}
+	// The manual restart reset the window: the next crash is restarted again.
+	old := w.Status.PID
+	kill9(t, old)
+	w = e.waitRunning("agent", old)
+	if c := w.Status.Crashes[len(w.Status.Crashes)-1]; !c.Restarted {
+		t.Fatalf("a crash after a manual restart was not restarted: %+v", c)
+	}
+
+	if _, stderr, code := e.tether("worker", "restart", "nobody"); code != 2 || !strings.Contains(stderr, "nobody") {
+		t.Fatalf("worker restart of a missing worker: exit %d %q; want 2", code, stderr)
+	}
+}
+
+// TestCrashFreesTheHook kills the worker holding a running Hook: the Hook
+// loses its assignee, is recovering, and another worker claims it.
+func TestCrashFreesTheHook(t *testing.T) {
+	e := newWorkerEnv(t)
+	e.create(sleeper("first", 100002, false))
+	e.create(sleeper("second", 100003, false))
+	h := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Name: "fix-login"}}
+	h.Spec.Goal = "Fix the login form"
+	h.Spec.Steps = []v1.Step{{Name: "reproduce"}, {Name: "fix"}}
+	e.create(h)
+	if out, stderr, code := e.tether("claim", "fix-login", "--worker", "first"); code != 0 || out != "hook.agents.tether.dev/fix-login\n" {
+		t.Fatalf("claim: exit %d %q %q", code, out, stderr)
+	}
+	h = e.hook("fix-login")
+	st, err := hookfsm.Apply(h, hookfsm.Input{Event: hookfsm.Begin, Now: metav1.Now(), Actor: "first", WorkingOn: "reproducing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Status = *st
+	if err := e.c.Status().Update(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := e.tether("claim", "fix-login", "--worker", "second"); code != 2 || !strings.Contains(stderr, "held by worker first") {
+		t.Fatalf("claiming a held hook: exit %d %q; want 2 naming the holder", code, stderr)
+	}
+
+	e.startRun()
+	first := e.waitRunning("first", 0)
+	e.waitRunning("second", 0)
+	kill9(t, first.Status.PID)
+	e.waitFor(10*time.Second, "the hook to be freed and recovering", func() bool {
+		h = e.hook("fix-login")
+		return h.Spec.Assignee == "" && h.Status.State == v1.HookRecovering
+	})
+	if h.Status.Recovery == nil || h.Status.Recovery.CrashType != v1.CrashAssigneeLost || h.Status.Recovery.LastState != v1.HookStepRunning {
+		t.Fatalf("recovery = %+v; want assignee_lost from step_running", h.Status.Recovery)
+	}
+	var w *v1.Worker
+	e.waitFor(10*time.Second, "the crash record", func() bool {
+		w = e.worker("first")
+		return len(w.Status.Crashes) > 0
+	})
+	if w.Status.Phase != v1.WorkerCrashed || len(w.Status.Crashes) != 1 {
+		t.Fatalf("first: phase %s, crashes %+v", w.Status.Phase, w.Status.Crashes)
+	}
+	if c := w.Status.Crashes[0]; c.Hook != "fix-login" || !c.AssigneeCleared || c.Restarted {
+		t.Fatalf("crash record %+v; want hook fix-login, assignee cleared, not restarted", c)
+	}
+	e.waitFor(10*time.Second, "an AssigneeLost Event on the hook", func() bool { return len(e.events("fix-login", "AssigneeLost")) == 1 })
+
+	if out, stderr, code := e.tether("claim", "--next", "--worker", "second"); code != 0 || out != "hook.agents.tether.dev/fix-login\n" {
+		t.Fatalf("second claims: exit %d %q %q", code, out, stderr)
+	}
+	if e.hook("fix-login").Spec.Assignee != "second" {
+		t.Fatal("the claim did not set the assignee")
+	}
+	if _, _, code := e.tether("recover", "--help"); code == 0 {
+		out, stderr, code := e.tether("recover", "fix-login")
+		if code != 0 || !strings.Contains(strings.ToLower(out), "resume") {
+			t.Fatalf("recover: exit %d, stderr %q, output lacks how to resume:\n%s", code, stderr, out)
+		}
+	}
+
+	// Deleting a Worker stops its process through the finalizer and frees its Hook.
+	second := e.worker("second")
+	if err := e.c.Delete(context.Background(), second); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(20*time.Second, "the deleted worker's process to end and the worker to go", func() bool {
+		alive, _ := identityOf(second).Alive()
+		err := e.c.Get(context.Background(), client.ObjectKeyFromObject(second), &v1.Worker{})
+		return !alive && err != nil
+	})
+	if h := e.hook("fix-login"); h.Spec.Assignee != "" {
+		t.Fatalf("the deleted worker still holds the hook")
+	}
+}
+
+// TestClaimNextRace runs 16 claimers against 100 hooks: every hook is
+// claimed exactly once, and what each claimer printed is what it holds.
+func TestClaimNextRace(t *testing.T) {
+	e := newWorkerEnv(t)
+	const claimers, hooks = 16, 100
+	for i := range claimers {
+		e.create(&v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("w%d", i)}})
+	}
+	for i := range hooks {
+		h := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("task-%03d", i)}}
+		h.Spec.Goal, h.Spec.Steps = "race", []v1.Step{{Name: "only"}}
+		e.create(h)
+	}
+	suspended := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Name: "paused"}}
+	suspended.Spec.Goal, suspended.Spec.Steps, suspended.Spec.Suspend = "paused", []v1.Step{{Name: "only"}}, true
+	e.create(suspended)
+
+	won := make([][]string, claimers)
+	var wg sync.WaitGroup
+	errs := make(chan error, claimers)
+	for i := range claimers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				cmd := exec.Command(tetherBin, "--store", e.dir, "claim", "--next", "--worker", fmt.Sprintf("w%d", i))
+				out, err := cmd.Output()
+				var exitErr *exec.ExitError
+				if errors.As(err, &exitErr) && exitErr.ExitCode() == 3 {
+					if len(out) != 0 {
+						errs <- fmt.Errorf("nothing to claim printed %q", out)
+					}
+					return
+				}
+				if err != nil {
+					errs <- fmt.Errorf("claimer %d: %w: %s", i, err, out)
+					return
+				}
+				won[i] = append(won[i], strings.TrimPrefix(strings.TrimSpace(string(out)), "hook.agents.tether.dev/"))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	seen := map[string]int{}
+	for i, names := range won {
+		for _, name := range names {
+			if prev, dup := seen[name]; dup {
+				t.Errorf("hook %s claimed by w%d and w%d", name, prev, i)
+			}
+			seen[name] = i
+			if got := e.hook(name).Spec.Assignee; got != fmt.Sprintf("w%d", i) {
+				t.Errorf("w%d printed %s, whose assignee is %q", i, name, got)
+			}
+		}
+	}
+	if len(seen) != hooks {
+		t.Errorf("%d hooks claimed, want %d", len(seen), hooks)
+	}
+	if _, ok := seen["paused"]; ok {
+		t.Error("a suspended hook was claimed")
+	}
+	busy := 0
+	for _, names := range won {
+		if len(names) > 0 {
+			busy++
+		}
+	}
+	t.Logf("%d of %d claimers won at least one hook", busy, claimers)
+	if _, stderr, code := e.tether("claim", "--next", "--worker", "ghost"); code != 2 || !strings.Contains(stderr, "ghost") {
+		t.Errorf("claim for a missing worker: exit %d %q; want 2 naming it", code, stderr)
+	}
+}
+
+// TestWorkersOutliveTetherRun stops and restarts tether run: healthy
+// workers are re-adopted by PID and start time, and a worker that died
+// while tether run was down is handled once.
+func TestWorkersOutliveTetherRun(t *testing.T) {
+	e := newWorkerEnv(t)
+	e.create(sleeper("steady", 100004, true))
+	e.create(sleeper("victim", 100005, true))
+	e.startRun()
+	steady := e.waitRunning("steady", 0)
+	victim := e.waitRunning("victim", 0)
+	e.stopRun()
+	for _, w := range []*v1.Worker{steady, victim} {
+		if alive, _ := identityOf(w).Alive(); !alive {
+			t.Fatalf("worker %s died with tether run", w.Name)
+		}
+	}
+
+	e.startRun()
+	// A crash of the re-adopted victim proves the new run watches it.
+	kill9(t, victim.Status.PID)
+	victim2 := e.waitRunning("victim", victim.Status.PID)
+	if c := victim2.Status.Crashes; len(c) != 1 || c[0].PID != victim.Status.PID {
+		t.Fatalf("victim crashes %+v; want one, of pid %d", c, victim.Status.PID)
+	}
+	if got := e.worker("steady"); got.Status.PID != steady.Status.PID || got.Status.Restarts != 0 || len(got.Status.Crashes) != 0 {
+		t.Fatalf("steady after a restart of tether run: pid %d (was %d), restarts %d, crashes %d", got.Status.PID, steady.Status.PID, got.Status.Restarts, len(got.Status.Crashes))
+	}
+	if n := processesRunning(t, "sleep", "100004"); n != 1 {
+		t.Fatalf("%d steady processes run, want 1", n)
+	}
+
+	e.stopRun()
+	kill9(t, victim2.Status.PID)
+	e.startRun()
+	victim3 := e.waitRunning("victim", victim2.Status.PID)
+	if c := victim3.Status.Crashes; len(c) != 2 || c[1].PID != victim2.Status.PID || c[1].Reason != supervise.ReasonVanished {
+		t.Fatalf("victim crashes %+v; want a second, Vanished, of pid %d", c, victim2.Status.PID)
+	}
+	e.stopRun()
+	e.startRun()
+	// One more crash after the second restart of tether run: exactly one
+	// new record, so none was recorded twice.
+	kill9(t, victim3.Status.PID)
+	victim4 := e.waitRunning("victim", victim3.Status.PID)
+	if n := len(victim4.Status.Crashes); n != 3 {
+		t.Fatalf("%d crash records after three crashes: %+v", n, victim4.Status.Crashes)
+	}
+	// The new process may not have exec'd sleep yet.
+	e.waitFor(5*time.Second, "one victim process", func() bool { return processesRunning(t, "sleep", "100005") == 1 })
+	if n := processesRunning(t, "sleep", "100004"); n != 1 {
+		t.Fatalf("%d steady processes run, want 1", n)
+	}
+}
+
+// TestAdoptedProcess adopts a running process through spec.adopt.pid and
+// watches it by pidfd; a recorded start time that does not match the PID's
+// process means the worker is dead, while the process itself is left alone.
+func TestAdoptedProcess(t *testing.T) {
+	e := newWorkerEnv(t)
+	start := func(arg string) *exec.Cmd {
+		cmd := exec.Command("sleep", arg)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		e.pids = append(e.pids, cmd.Process.Pid)
+		go func() { _ = cmd.Wait() }()
+		return cmd
+	}
+	adopted := start("100006")
+	reused := start("100007")
+	a := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "adopted"}}
+	a.Spec.Adopt = &v1.AdoptSpec{PID: int32(adopted.Process.Pid)}
+	e.create(a)
+
+	id, err := supervise.Identify(reused.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	r := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "reused"}}
+	r.Spec.Adopt = &v1.AdoptSpec{PID: int32(id.PID)}
+	e.create(r)
+	r.Status = v1.WorkerStatus{Phase: v1.WorkerRunning, PID: int32(id.PID), ProcessStartTicks: id.StartTicks + 12345, BootID: id.BootID, Host: host}
+	if err := e.c.Status().Update(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+
+	e.startRun()
+	w := e.waitRunning("adopted", 0)
+	if w.Status.PID != int32(adopted.Process.Pid) {
+		t.Fatalf("adopted pid %d, want %d", w.Status.PID, adopted.Process.Pid)
+	}
+	e.waitFor(10*time.Second, "the worker with a mismatched start time to be judged dead", func() bool {
+		return len(e.worker("reused").Status.Crashes) == 1
+	})
+	if c := e.worker("reused").Status.Crashes[0]; c.Reason != supervise.ReasonPIDReused || c.PID != int32(id.PID) {
+		t.Fatalf("crash %+v; want PIDReused of pid %d", c, id.PID)
+	}
+	if alive, _ := id.Alive(); !alive {
+		t.Fatal("the process now holding the PID was touched")
+	}
+
+	kill9(t, w.Status.PID)
+	e.waitFor(10*time.Second, "the adopted process's death to be recorded", func() bool {
+		got := e.worker("adopted")
+		return len(got.Status.Crashes) == 1 && got.Status.Phase == v1.WorkerCrashed
+	})
+	if c := e.worker("adopted").Status.Crashes[0]; c.Reason != supervise.ReasonVanished || c.Restarted {
+		t.Fatalf("adopted crash %+v; want Vanished, not restarted", c)
+	}
+}

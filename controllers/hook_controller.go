@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/equality"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/recoveryfile"
+)
+
+// HookControllerName names the Hook reconciler in Events, history entries
+// and logs.
+const HookControllerName = "tether-hook-controller"
+
+// HookReconciler drives Hooks: it initializes new ones, moves a working
+// Hook whose heartbeat is overdue to recovering at exactly the due time,
+// keeps the Ready, Stale and Recovering conditions, and regenerates the
+// recovery file on every change.
+type HookReconciler struct {
+	// Client reads Hooks (from the cache) and writes their status.
+	Client client.Client
+	// Events records Events for what a person must notice.
+	Events recorder.EventRecorder
+	// Config supplies the defaults the Hook's spec does not set.
+	Config *config.Config
+	// RecoveryDir is where recovery files are written; empty writes none.
+	RecoveryDir string
+	// ReceiptStatus verifies receipts for the recovery file; nil reports
+	// only whether they are signed.
+	ReceiptStatus recoveryfile.ReceiptStatus
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Hook's status, conditions and recovery file up to
+// date and asks to be called again when its heartbeat falls due.
+func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	hook := &v1.Hook{}
+	if err := r.Client.Get(ctx, req.NamespacedName, hook); err != nil {
+		if apierrors.IsNotFound(err) {
+			return ctrl.Result{}, r.removeRecoveryFile(req.Namespace, req.Name)
+		}
+		return ctrl.Result{}, err
+	}
+	if !hook.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	s := &hookScope{hook: hook, orig: hook.Status.DeepCopy(), now: r.now(), eff: r.Config.Effective(&hook.Spec)}
+	phases := []func(context.Context, *hookScope) error{
+		r.reconcileInitialize,
+		r.reconcileStale,
+		r.reconcileConditions,
+	}
+	for _, phase := range phases {
+		if err := phase(ctx, s); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if r.RecoveryDir != "" {
+		hook.Status.RecoveryFile = recoveryfile.Path(r.RecoveryDir, hook.Namespace, hook.Name)
+	}
+	hook.Status.ObservedGeneration = hook.Generation
+	if !equality.Semantic.DeepEqual(s.orig, &hook.Status) {
+		if err := r.Client.Status().Update(ctx, hook); err != nil {
+			if apierrors.IsConflict(err) {
+				// Someone, usually an agent verb, wrote first; the watch
+				// event of that write brings the Hook back here.
+				log.FromContext(ctx).V(1).Info("hook changed while reconciling; waiting for its new version")
+				return ctrl.Result{}, nil
+			}
+			return ctrl.Result{}, fmt.Errorf("updating status of hook %s: %w", req.NamespacedName, err)
+		}
+		for _, e := range s.events {
+			r.Events.Eventf(hook, nil, e.kind, e.reason, e.action, "%s", e.note)
+		}
+	}
+	if r.RecoveryDir != "" {
+		if _, err := recoveryfile.Write(r.RecoveryDir, hook, recoveryfile.Options{ReceiptStatus: r.ReceiptStatus}); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if s.requeueAt.IsZero() {
+		return ctrl.Result{}, nil
+	}
+	log.FromContext(ctx).V(1).Info("heartbeat check scheduled", "at", s.requeueAt)
+	return ctrl.Result{RequeueAfter: s.requeueAt.Sub(r.now())}, nil
+}
+
+func (r *HookReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *HookReconciler) removeRecoveryFile(namespace, name string) error {
+	if r.RecoveryDir == "" {
+		return nil
+	}
+	if err := os.Remove(recoveryfile.Path(r.RecoveryDir, namespace, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("removing the recovery file of deleted hook %s/%s: %w", namespace, name, err)
+	}
+	return nil
+}
+
+// SetupWithManager registers the reconciler for Hooks.
+func (r *HookReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return r.setup(mgr, false)
+}
+
+func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.Hook{}).
+		Named("hook").
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
+		Complete(r)
+}

@@ -1,0 +1,223 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hookfsm"
+)
+
+// hookScope carries one reconcile of one Hook through its phases.
+type hookScope struct {
+	hook *v1.Hook
+	orig *v1.HookStatus
+	now  time.Time
+	eff  config.Effective
+	// invalid is why the state machine rejected the status, if it did.
+	invalid error
+	// requeueAt is when the Hook must be looked at again; zero for never.
+	requeueAt time.Time
+	// events are recorded once the status update that they report succeeds.
+	events []pendingEvent
+}
+
+type pendingEvent struct {
+	kind, reason, action, note string
+}
+
+// apply runs the state machine on the scope's Hook and keeps the result.
+func (s *hookScope) apply(in hookfsm.Input) error {
+	in.Now = metav1.NewTime(s.now)
+	in.Actor = HookControllerName
+	st, err := hookfsm.Apply(s.hook, in)
+	if err != nil {
+		var invalid *hookfsm.InvalidError
+		if errors.As(err, &invalid) {
+			s.invalid = err
+			return nil
+		}
+		return err
+	}
+	s.hook.Status = *st
+	return nil
+}
+
+func (s *hookScope) requeue(at time.Time) {
+	if s.requeueAt.IsZero() || at.Before(s.requeueAt) {
+		s.requeueAt = at
+	}
+}
+
+// reconcileInitialize initializes a Hook no one has touched yet.
+func (r *HookReconciler) reconcileInitialize(_ context.Context, s *hookScope) error {
+	if st := s.hook.Status.State; st != "" && st != v1.HookInitializing {
+		return nil
+	}
+	return s.apply(hookfsm.Input{Event: hookfsm.Initialize})
+}
+
+// staleEligible reports whether an agent is expected to heartbeat on hook:
+// while a step runs or validates, and while a step is pending once an agent
+// has moved the Hook there (a Hook fresh from initialization waits for one).
+func staleEligible(hook *v1.Hook) bool {
+	st := &hook.Status
+	if st.LastHeartbeat == nil {
+		return false
+	}
+	switch st.State {
+	case v1.HookStepRunning, v1.HookStepValidating:
+		return true
+	case v1.HookStepPending:
+		n := len(st.History)
+		return hook.Spec.Assignee != "" || (n > 0 && st.History[n-1].Event != string(hookfsm.Initialize))
+	}
+	return false
+}
+
+// heartbeatDue is when hook's heartbeat goes stale.
+func heartbeatDue(hook *v1.Hook, staleAfter time.Duration) time.Time {
+	return hook.Status.LastHeartbeat.Add(staleAfter)
+}
+
+// reconcileStale moves a working Hook whose heartbeat is overdue to
+// recovering, or schedules the next look at the due time. A suspended
+// Hook is never moved.
+func (r *HookReconciler) reconcileStale(_ context.Context, s *hookScope) error {
+	hook := s.hook
+	if s.invalid != nil || !staleEligible(hook) {
+		return nil
+	}
+	due := heartbeatDue(hook, s.eff.StaleAfter)
+	if s.now.Before(due) {
+		s.requeue(due)
+		return nil
+	}
+	if hook.Spec.Suspend {
+		return nil
+	}
+	last := hook.Status.State
+	crash := v1.CrashStaleHeartbeat
+	reason := v1.ReasonHeartbeatExpired
+	if last == v1.HookStepValidating {
+		crash, reason = v1.CrashValidationInterrupted, v1.ReasonValidationInterrupted
+	}
+	if err := s.apply(hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: crash}}); err != nil {
+		return err
+	}
+	if s.invalid != nil {
+		return nil
+	}
+	note := fmt.Sprintf("no heartbeat since %s (staleAfter %s) in %s: moved to recovering. Next: %s",
+		hook.Status.LastHeartbeat.UTC().Format(time.RFC3339), s.eff.StaleAfter, last, hook.Status.Recovery.RecommendedAction)
+	s.events = append(s.events, pendingEvent{kind: corev1.EventTypeWarning, reason: reason, action: "Recover", note: note})
+	return nil
+}
+
+var crashReasons = map[v1.CrashType]string{
+	v1.CrashStaleHeartbeat:        v1.ReasonHeartbeatExpired,
+	v1.CrashValidationInterrupted: v1.ReasonValidationInterrupted,
+	v1.CrashAssigneeLost:          v1.ReasonAssigneeLost,
+	v1.CrashContextCompacted:      v1.ReasonContextCompacted,
+	v1.CrashManual:                v1.ReasonManualRecovery,
+}
+
+// reconcileConditions sets Stale and Recovering from the status and
+// summarises them in Ready, each with the Hook's generation.
+func (r *HookReconciler) reconcileConditions(_ context.Context, s *hookScope) error {
+	hook, st := s.hook, &s.hook.Status
+	set := func(typ string, status metav1.ConditionStatus, reason, msg string) {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{
+			Type: typ, Status: status, Reason: reason, Message: msg,
+			ObservedGeneration: hook.Generation, LastTransitionTime: metav1.NewTime(s.now),
+		})
+	}
+
+	stale := false
+	switch {
+	case staleEligible(hook) || (st.State == v1.HookRecovering && st.LastHeartbeat != nil):
+		due := heartbeatDue(hook, s.eff.StaleAfter)
+		if s.now.Before(due) {
+			// The message leaves out the heartbeat's time, so that a
+			// heartbeat does not cost a second write.
+			set(v1.ConditionStale, metav1.ConditionFalse, v1.ReasonHeartbeatFresh,
+				fmt.Sprintf("heartbeat within staleAfter (%s)", s.eff.StaleAfter))
+			s.requeue(due)
+		} else {
+			stale = true
+			set(v1.ConditionStale, metav1.ConditionTrue, v1.ReasonHeartbeatExpired,
+				fmt.Sprintf("no heartbeat since %s (staleAfter %s)", st.LastHeartbeat.UTC().Format(time.RFC3339), s.eff.StaleAfter))
+		}
+	default:
+		set(v1.ConditionStale, metav1.ConditionFalse, v1.ReasonNoHeartbeatExpected, "no agent is expected to heartbeat in state "+string(stateOr(st.State)))
+	}
+
+	recoveringReason := ""
+	if st.State == v1.HookRecovering {
+		recoveringReason = v1.ReasonManualRecovery
+		msg := "recovering"
+		if rec := st.Recovery; rec != nil {
+			if reason, ok := crashReasons[rec.CrashType]; ok {
+				recoveringReason = reason
+			}
+			msg = fmt.Sprintf("%s in %s; next: %s", rec.CrashType, rec.LastState, rec.RecommendedAction)
+		}
+		set(v1.ConditionRecovering, metav1.ConditionTrue, recoveringReason, msg)
+	} else {
+		set(v1.ConditionRecovering, metav1.ConditionFalse, v1.ReasonNotRecovering, "")
+	}
+
+	status, reason, msg := metav1.ConditionFalse, "", hookfsm.Describe(hook)
+	switch {
+	case s.invalid != nil:
+		reason, msg = v1.ReasonInvalidStatus, s.invalid.Error()
+	case st.State == v1.HookCompleted:
+		status, reason, msg = metav1.ConditionTrue, v1.ReasonSucceeded, fmt.Sprintf("all %d steps passed", len(hook.Spec.Steps))
+	case st.State == v1.HookFailed:
+		reason = v1.ReasonFailed
+	case st.State == v1.HookAbandoned:
+		reason = v1.ReasonAbandoned
+	case hook.Spec.Suspend:
+		reason, msg = v1.ReasonSuspended, "spec.suspend is true: no time-based transitions; "+msg
+	case st.State == v1.HookRecovering:
+		reason = recoveringReason
+	case st.State == v1.HookAwaitingHuman:
+		reason = v1.ReasonAwaitingHuman
+	case stale:
+		reason = v1.ReasonHeartbeatExpired
+	default:
+		status, reason = metav1.ConditionTrue, v1.ReasonProgressing
+	}
+	set(v1.ConditionReady, status, reason, msg)
+	return nil
+}
+
+func stateOr(s v1.HookState) v1.HookState {
+	if s == "" {
+		return v1.HookInitializing
+	}
+	return s
+}

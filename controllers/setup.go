@@ -1,0 +1,73 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"errors"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/recoveryfile"
+)
+
+// Options configure every reconciler SetupAll registers.
+type Options struct {
+	// Events provides the event recorders. On the local store it is the
+	// store's eventsink.Provider; nil means the Manager's own.
+	Events recorder.Provider
+	// Config holds the defaults spec fields override. Required.
+	Config *config.Config
+	// RecoveryDir is where the Hook reconciler writes recovery files; empty
+	// writes none.
+	RecoveryDir string
+	// ReceiptStatus verifies receipts for the recovery file; nil reports
+	// only whether they are signed.
+	ReceiptStatus recoveryfile.ReceiptStatus
+	// SkipNameValidation lets tests start several Managers in one process;
+	// controller-runtime otherwise refuses a second controller named "hook".
+	SkipNameValidation bool
+}
+
+// SetupAll registers tether's reconcilers with mgr. `tether run` calls it
+// on both backends.
+func SetupAll(mgr ctrl.Manager, opts Options) error {
+	if opts.Config == nil {
+		return errors.New("controllers.SetupAll: Options.Config is required")
+	}
+	events := opts.Events
+	if events == nil {
+		events = mgr
+	}
+	hooks := &HookReconciler{
+		Client:        mgr.GetClient(),
+		Events:        events.GetEventRecorder(HookControllerName),
+		Config:        opts.Config,
+		RecoveryDir:   opts.RecoveryDir,
+		ReceiptStatus: opts.ReceiptStatus,
+	}
+	if err := hooks.setup(mgr, opts.SkipNameValidation); err != nil {
+		return err
+	}
+	ret := &RetentionReconciler{
+		Client: mgr.GetClient(),
+		Events: events.GetEventRecorder(RetentionControllerName),
+		Config: opts.Config,
+	}
+	return ret.setup(mgr, opts.SkipNameValidation)
+}

@@ -1,0 +1,182 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"sync"
+
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/supervise"
+)
+
+// procTable holds the processes this run of the reconciler watches. It is
+// a cache of watches, not of truth: status holds each Worker's process
+// identity, and after a restart the table is rebuilt from it.
+type procTable struct {
+	mu     sync.Mutex
+	procs  map[types.NamespacedName]*proc
+	events chan event.GenericEvent
+	done   chan struct{}
+	closed bool
+}
+
+// proc is one watched process.
+type proc struct {
+	id supervise.Identity
+	// exit is set once the process ended.
+	exit *supervise.Exit
+	// requested is set when the reconciler stopped the process itself, so
+	// its exit is not a crash.
+	requested bool
+	// stopWatch ends a pidfd watch; nil for a waited-on child.
+	stopWatch func()
+}
+
+func newProcTable() *procTable {
+	return &procTable{
+		procs:  map[types.NamespacedName]*proc{},
+		events: make(chan event.GenericEvent, 1024),
+		done:   make(chan struct{}),
+	}
+}
+
+// get returns a copy of the entry for key, or false.
+func (t *procTable) get(key types.NamespacedName) (proc, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	p, ok := t.procs[key]
+	if !ok {
+		return proc{}, false
+	}
+	return *p, true
+}
+
+// child registers a launched child whose exit arrives on exits.
+func (t *procTable) child(key types.NamespacedName, id supervise.Identity, exits <-chan supervise.Exit) {
+	p := &proc{id: id}
+	t.put(key, p)
+	go t.deliver(key, p, exits)
+}
+
+// watch registers a process that is not this process's child and watches
+// it through a pidfd. A process that already ended is delivered at once.
+func (t *procTable) watch(key types.NamespacedName, id supervise.Identity) error {
+	exits, stop, err := supervise.Watch(id)
+	if err != nil {
+		return err
+	}
+	p := &proc{id: id, stopWatch: stop}
+	// Watch reports a process that is already gone at once: record it
+	// before returning, so the caller handles it in the same reconcile.
+	select {
+	case e := <-exits:
+		p.exit = &e
+		t.put(key, p)
+	default:
+		t.put(key, p)
+		go t.deliver(key, p, exits)
+	}
+	return nil
+}
+
+func (t *procTable) put(key types.NamespacedName, p *proc) {
+	t.mu.Lock()
+	old := t.procs[key]
+	t.procs[key] = p
+	t.mu.Unlock()
+	if old != nil && old.stopWatch != nil {
+		old.stopWatch()
+	}
+}
+
+// deliver records the exit of p and turns it into a reconcile request.
+func (t *procTable) deliver(key types.NamespacedName, p *proc, exits <-chan supervise.Exit) {
+	var e supervise.Exit
+	select {
+	case e = <-exits:
+	case <-t.done:
+		return
+	}
+	t.mu.Lock()
+	current := t.procs[key] == p
+	if current {
+		p.exit = &e
+	}
+	t.mu.Unlock()
+	if !current {
+		return
+	}
+	obj := &v1.Worker{}
+	obj.Namespace, obj.Name = key.Namespace, key.Name
+	select {
+	case t.events <- event.GenericEvent{Object: obj}:
+	case <-t.done:
+	}
+}
+
+// markRequested records that the reconciler is stopping the process id of key.
+func (t *procTable) markRequested(key types.NamespacedName, id supervise.Identity) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.procs[key]; ok && p.id == id {
+		p.requested = true
+	}
+}
+
+// forget drops the entry of key if it is still the process id.
+func (t *procTable) forget(key types.NamespacedName, id supervise.Identity) {
+	t.mu.Lock()
+	p, ok := t.procs[key]
+	if ok && p.id == id {
+		delete(t.procs, key)
+	}
+	t.mu.Unlock()
+	if ok && p.id == id && p.stopWatch != nil {
+		p.stopWatch()
+	}
+}
+
+// forgetAll drops the entry of key, whatever process it is.
+func (t *procTable) forgetAll(key types.NamespacedName) {
+	t.mu.Lock()
+	p, ok := t.procs[key]
+	delete(t.procs, key)
+	t.mu.Unlock()
+	if ok && p.stopWatch != nil {
+		p.stopWatch()
+	}
+}
+
+// close ends every pidfd watch. The processes keep running: they are
+// re-adopted by the next run of the reconciler.
+func (t *procTable) close() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return
+	}
+	t.closed = true
+	close(t.done)
+	for _, p := range t.procs {
+		if p.stopWatch != nil {
+			p.stopWatch()
+		}
+	}
+}

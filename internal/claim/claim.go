@@ -1,0 +1,166 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package claim hands Hooks to Workers atomically: a claim sets
+// spec.assignee only if it is empty, by compare-and-swap on the Hook's
+// resourceVersion, so two claimers never both win.
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// ErrNothingClaimable reports that no Hook can be claimed.
+var ErrNothingClaimable = errors.New("no claimable hook")
+
+// maxPasses bounds how often Next re-lists after losing every race of a
+// pass; each lost race means another claimer won a Hook, so the set of
+// candidates shrinks.
+const maxPasses = 50
+
+// Claimable tells whether Next may pick h: unassigned, not suspended, not
+// being deleted, and waiting for a worker (initializing, step_pending or
+// recovering).
+func Claimable(h *v1.Hook) bool {
+	if h.Spec.Assignee != "" || h.Spec.Suspend || !h.DeletionTimestamp.IsZero() {
+		return false
+	}
+	switch h.Status.State {
+	case "", v1.HookInitializing, v1.HookStepPending, v1.HookRecovering:
+		return true
+	}
+	return false
+}
+
+// rank orders the states Next prefers: interrupted work first, since it
+// has progress to resume, then tasks already under way, then new ones.
+func rank(s v1.HookState) int {
+	switch s {
+	case v1.HookRecovering:
+		return 0
+	case v1.HookStepPending:
+		return 1
+	default:
+		return 2
+	}
+}
+
+// Order sorts hooks in the order Next claims them: recovering, then
+// step_pending, then initializing; within each, oldest creationTimestamp
+// first, then by name.
+func Order(hooks []v1.Hook) {
+	slices.SortStableFunc(hooks, func(a, b v1.Hook) int {
+		if d := rank(a.Status.State) - rank(b.Status.State); d != 0 {
+			return d
+		}
+		if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+			if a.CreationTimestamp.Before(&b.CreationTimestamp) {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
+
+// checkWorker makes sure the Worker exists: a Hook held by a name no
+// Worker has would never be freed when its holder dies.
+func checkWorker(ctx context.Context, c client.Client, namespace, worker string) error {
+	if worker == "" {
+		return errors.New("--worker: a worker name is required")
+	}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: worker}, &v1.Worker{}); err != nil {
+		return fmt.Errorf("--worker %s: %w", worker, err)
+	}
+	return nil
+}
+
+// One claims the Hook key for worker. A Hook already held by worker is
+// returned as is; one held by another Worker gives a Conflict error, and
+// a completed, failed or abandoned one an error naming its state.
+func One(ctx context.Context, c client.Client, key types.NamespacedName, worker string) (*v1.Hook, error) {
+	if err := checkWorker(ctx, c, key.Namespace, worker); err != nil {
+		return nil, err
+	}
+	h := &v1.Hook{}
+	if err := c.Get(ctx, key, h); err != nil {
+		return nil, err
+	}
+	switch {
+	case h.Spec.Assignee == worker:
+		return h, nil
+	case h.Spec.Assignee != "":
+		return nil, heldBy(h)
+	case h.Status.State == v1.HookCompleted || h.Status.State == v1.HookFailed || h.Status.State == v1.HookAbandoned:
+		return nil, fmt.Errorf("hook %s is %s: there is nothing to claim", h.Name, h.Status.State)
+	}
+	h.Spec.Assignee = worker
+	if err := c.Update(ctx, h); err != nil {
+		if apierrors.IsConflict(err) {
+			return nil, apierrors.NewConflict(v1.GroupVersion.WithResource("hooks").GroupResource(), h.Name,
+				errors.New("another claimer changed it first; read it again and retry"))
+		}
+		return nil, err
+	}
+	return h, nil
+}
+
+func heldBy(h *v1.Hook) error {
+	return apierrors.NewConflict(v1.GroupVersion.WithResource("hooks").GroupResource(), h.Name,
+		fmt.Errorf("it is held by worker %s", h.Spec.Assignee))
+}
+
+// Next claims the first claimable Hook in namespace, in Order, for worker.
+// A Hook another claimer wins in between is skipped. It returns
+// ErrNothingClaimable when no Hook is left.
+func Next(ctx context.Context, c client.Client, namespace, worker string) (*v1.Hook, error) {
+	if err := checkWorker(ctx, c, namespace, worker); err != nil {
+		return nil, err
+	}
+	for range maxPasses {
+		list := &v1.HookList{}
+		if err := c.List(ctx, list, client.InNamespace(namespace)); err != nil {
+			return nil, err
+		}
+		candidates := slices.DeleteFunc(list.Items, func(h v1.Hook) bool { return !Claimable(&h) })
+		if len(candidates) == 0 {
+			return nil, ErrNothingClaimable
+		}
+		Order(candidates)
+		for i := range candidates {
+			h := &candidates[i]
+			h.Spec.Assignee = worker
+			err := c.Update(ctx, h)
+			if err == nil {
+				return h, nil
+			}
+			if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+				return nil, err
+			}
+		}
+	}
+	return nil, fmt.Errorf("lost every race for a hook %d times in a row; try again", maxPasses)
+}

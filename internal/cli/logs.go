@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+)
+
+func newLogsCommand(g *GlobalOptions) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "logs worker/NAME [-f]",
+		Short: "Print the output of a Worker's process",
+		Long: `Print the log file of a Worker's process (status.logFile): its stdout and
+stderr, across restarts. With -f, keep printing what is appended until
+interrupted. The log lives on the host that runs the process.`,
+		Example: `  tether logs worker/agent-1
+  tether logs wk agent-1 -f`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := g.Backend(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer func() { _ = b.Close() }()
+			targets, err := b.Types.ParseTargets(args)
+			if err != nil {
+				return err
+			}
+			if len(targets) != 1 || len(targets[0].Names) != 1 || targets[0].Type.GVK.Kind != "Worker" {
+				return fmt.Errorf("logs takes one worker, as worker/NAME; got %q", strings.Join(args, " "))
+			}
+			w := &v1.Worker{}
+			if err := b.Client.Get(cmd.Context(), types.NamespacedName{Namespace: b.Namespace, Name: targets[0].Names[0]}, w); err != nil {
+				return err
+			}
+			if host, _ := os.Hostname(); w.Status.Host != "" && w.Status.Host != host {
+				return fmt.Errorf("worker %s runs on host %s; its log %s is there", w.Name, w.Status.Host, w.Status.LogFile)
+			}
+			if w.Status.LogFile == "" {
+				return fmt.Errorf("worker %s has no log file yet (phase %q)", w.Name, w.Status.Phase)
+			}
+			return printLog(cmd.Context(), cmd.OutOrStdout(), w.Status.LogFile, follow)
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing appended output")
+	return cmd
+}
+
+// printLog copies path to out and, when follow is set, whatever is
+// appended to it, woken by fsnotify, until ctx ends.
+func printLog(ctx context.Context, out io.Writer, path string, follow bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = f.Close() }()
+	if !follow {
+		_, err = io.Copy(out, f)
+		return err
+	}
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = watcher.Close() }()
+	if err := watcher.Add(path); err != nil {
+		return err
+	}
+	for {
+		if _, err := io.Copy(out, f); err != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-watcher.Errors:
+			return err
+		case ev, ok := <-watcher.Events:
+			if !ok {
+				return errors.New("log watch closed")
+			}
+			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				return nil
+			}
+		}
+	}
+}

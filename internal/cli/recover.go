@@ -1,0 +1,56 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/recoveryfile"
+)
+
+// ReceiptStatus verifies receipts for `tether recover`; nil reports only
+// whether each receipt is signed. The receipts package sets it.
+var ReceiptStatus recoveryfile.ReceiptStatus
+
+func newRecoverCommand(g *GlobalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "recover HOOK",
+		Short: "Print a Hook's recovery file: where the task stands and the one thing to do next",
+		Long: `Print the recovery file of a Hook: its state, step and attempt, the one
+next action, the steps that must not be repeated with their receipts,
+what was being worked on, and recent history.
+
+It is rendered from the Hook object, so it works whether or not tether run
+is running, and prints the same text as the file tether run keeps up to date.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			b, err := g.Backend(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer func() { _ = b.Close() }()
+			hook := &v1.Hook{}
+			if err := b.Client.Get(cmd.Context(), client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, hook); err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(recoveryfile.Render(hook, recoveryfile.Options{ReceiptStatus: ReceiptStatus}))
+			return err
+		},
+	}
+}

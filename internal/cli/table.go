@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/duration"
+)
+
+// ToTable converts objects of type rt into the Table the API server would
+// return for them: for a CRD, through the API server's own CRD table
+// convertor and the CRD's additionalPrinterColumns; for Events, with the
+// columns of kube-apiserver's Event printer. The table carries every
+// column, wide ones included; the printer drops those of priority > 0.
+func ToTable(ctx context.Context, rt ResourceType, objs []*unstructured.Unstructured) (*metav1.Table, error) {
+	list := &unstructured.UnstructuredList{Object: map[string]interface{}{}}
+	list.Items = make([]unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		list.Items[i] = *o
+	}
+	if rt.CRD == nil {
+		return eventTable(list)
+	}
+	v := rt.Version()
+	if v == nil {
+		return nil, fmt.Errorf("%s: the CRD does not serve version %s", rt.Qualified(), rt.GVK.Version)
+	}
+	conv, err := tableconvertor.New(v.AdditionalPrinterColumns)
+	if err != nil {
+		return nil, fmt.Errorf("%s printer columns: %w", rt.Qualified(), err)
+	}
+	table, err := conv.ConvertToTable(ctx, list, nil)
+	if err != nil {
+		return nil, err
+	}
+	// Rows point into list.Items; point them at the caller's objects so
+	// printers that read the row object see the same one.
+	for i := range table.Rows {
+		table.Rows[i].Object = runtime.RawExtension{Object: objs[i]}
+	}
+	return table, nil
+}
+
+// eventColumns are kube-apiserver's Event printer columns
+// (pkg/printers/internalversion), which kubectl shows for `get events`.
+var eventColumns = []metav1.TableColumnDefinition{
+	{Name: "Last Seen", Type: "string", Description: "Time since the event was last seen."},
+	{Name: "Type", Type: "string", Description: corev1.Event{}.SwaggerDoc()["type"]},
+	{Name: "Reason", Type: "string", Description: corev1.Event{}.SwaggerDoc()["reason"]},
+	{Name: "Object", Type: "string", Description: corev1.Event{}.SwaggerDoc()["involvedObject"]},
+	{Name: "Subobject", Type: "string", Priority: 1, Description: corev1.Event{}.InvolvedObject.SwaggerDoc()["fieldPath"]},
+	{Name: "Source", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["source"]},
+	{Name: "Message", Type: "string", Description: corev1.Event{}.SwaggerDoc()["message"]},
+	{Name: "First Seen", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["firstTimestamp"]},
+	{Name: "Count", Type: "string", Priority: 1, Description: corev1.Event{}.SwaggerDoc()["count"]},
+	{Name: "Name", Type: "string", Priority: 1, Description: metav1.ObjectMeta{}.SwaggerDoc()["name"]},
+}
+
+func eventTable(list *unstructured.UnstructuredList) (*metav1.Table, error) {
+	table := &metav1.Table{ColumnDefinitions: eventColumns}
+	table.ResourceVersion = list.GetResourceVersion()
+	for i := range list.Items {
+		u := &list.Items[i]
+		e := &corev1.Event{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, e); err != nil {
+			return nil, fmt.Errorf("event %s: %w", u.GetName(), err)
+		}
+		table.Rows = append(table.Rows, metav1.TableRow{Cells: eventCells(e), Object: runtime.RawExtension{Object: u}})
+	}
+	return table, nil
+}
+
+// eventCells is kube-apiserver's printEvent with wide output.
+func eventCells(e *corev1.Event) []interface{} {
+	first := since(e.FirstTimestamp.Time)
+	if e.FirstTimestamp.IsZero() {
+		first = since(e.EventTime.Time)
+	}
+	last := since(e.LastTimestamp.Time)
+	if e.LastTimestamp.IsZero() {
+		last = first
+	}
+	count := e.Count
+	if e.Series != nil {
+		last = since(e.Series.LastObservedTime.Time)
+		count = e.Series.Count
+	} else if count == 0 {
+		count = 1
+	}
+	target := strings.ToLower(e.InvolvedObject.Kind)
+	if e.InvolvedObject.Name != "" {
+		target += "/" + e.InvolvedObject.Name
+	}
+	return []interface{}{
+		last, e.Type, e.Reason, target, e.InvolvedObject.FieldPath,
+		eventSource(e), strings.TrimSpace(e.Message), first, int64(count), e.Name,
+	}
+}
+
+func eventSource(e *corev1.Event) string {
+	component, instance := e.Source.Component, e.Source.Host
+	if component == "" {
+		component = e.ReportingController
+	}
+	if instance == "" {
+		instance = e.ReportingInstance
+	}
+	switch {
+	case component == "" && instance == "":
+		return ""
+	case instance == "":
+		return component
+	}
+	return component + ", " + instance
+}
+
+func since(t time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(time.Since(t))
+}

@@ -1,0 +1,117 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+)
+
+func newWorkerCommand(g *GlobalOptions) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "worker",
+		Short: "Act on Workers: restart, heartbeat",
+	}
+	cmd.AddCommand(newWorkerRestartCommand(g), newWorkerHeartbeatCommand(g))
+	return cmd
+}
+
+// updateWorkerStatus applies mutate to the Worker's status and writes it,
+// re-reading on a conflict.
+func updateWorkerStatus(cmd *cobra.Command, g *GlobalOptions, name string, mutate func(w *v1.Worker) error) error {
+	b, err := g.Backend(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = b.Close() }()
+	w := &v1.Worker{}
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := b.Client.Get(cmd.Context(), types.NamespacedName{Namespace: b.Namespace, Name: name}, w); err != nil {
+			return err
+		}
+		if err := mutate(w); err != nil {
+			return err
+		}
+		return b.Client.Status().Update(cmd.Context(), w)
+	})
+}
+
+func newWorkerRestartCommand(g *GlobalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "restart NAME",
+		Short: "Restart a Worker's process by hand and reset its crash window",
+		Long: `Ask tether run to restart a Worker's process: a running process is
+stopped (SIGTERM, then SIGKILL after a grace period) and started again; a
+crashed or crash-looping one is started. Crashes before now no longer count
+against spec.restart.maxCrashes.
+
+The restart happens when tether run serving the Worker sees the request.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			host, _ := os.Hostname()
+			err := updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
+				if w.Spec.Template == nil && w.Status.Host != "" && w.Status.Host != host {
+					return fmt.Errorf("worker %s runs on host %s: restart it there", w.Name, w.Status.Host)
+				}
+				now := metav1.NewTime(time.Now())
+				w.Status.Phase, w.Status.WindowStart = v1.WorkerRestarting, &now
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "worker.agents.tether.dev/%s restarted\n", args[0])
+			return err
+		},
+	}
+}
+
+func newWorkerHeartbeatCommand(g *GlobalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "heartbeat NAME",
+		Short: "Report that a Worker on this host is alive",
+		Long: `Record a heartbeat of a Worker: status.lastHeartbeat is set to now and
+status.host to this host. A Worker that tether run cannot watch through its
+process (one on another host, or one with neither command nor adopt) is
+Lost when no heartbeat arrives within spec.heartbeatTimeout, and the Hooks it
+holds are freed, like a Kubernetes node whose lease expired.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			host, err := os.Hostname()
+			if err != nil {
+				return err
+			}
+			err = updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
+				now := metav1.NewTime(time.Now())
+				w.Status.LastHeartbeat, w.Status.Host = &now, host
+				if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending || w.Status.Phase == v1.WorkerLost {
+					w.Status.Phase = v1.WorkerRunning
+				}
+				return nil
+			})
+			return err
+		},
+	}
+}

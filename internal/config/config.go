@@ -1,0 +1,238 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+// Package config reads the tether configuration file: the defaults that a
+// Hook's spec fields override (staleAfter, checkpointInterval,
+// maxCheckpoints, retention) and where tether keeps its keys and recovery
+// files.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// HomeEnv names the environment variable of tether's home directory, which
+// holds the configuration file, the keys and, in cluster mode, the recovery
+// files. It defaults to ~/.config/tether.
+const HomeEnv = "TETHER_HOME"
+
+// FileName is the name of the configuration file in tether's home directory.
+const FileName = "config.yaml"
+
+// The built-in defaults, used when neither the spec nor the file sets a value.
+const (
+	DefaultStaleAfter         = 5 * time.Minute
+	DefaultCheckpointInterval = 5 * time.Minute
+	DefaultMaxCheckpoints     = 50
+	DefaultCompletedTTL       = 30 * 24 * time.Hour
+	DefaultFailedTTL          = 30 * 24 * time.Hour
+	DefaultAbandonedTTL       = 7 * 24 * time.Hour
+)
+
+// Config is the content of the configuration file. Durations are Go
+// durations such as "90s", "5m" or "720h".
+type Config struct {
+	// StaleAfter is the default for spec.staleAfter.
+	StaleAfter metav1.Duration `json:"staleAfter,omitempty"`
+	// CheckpointInterval is the default for spec.checkpointInterval.
+	CheckpointInterval metav1.Duration `json:"checkpointInterval,omitempty"`
+	// MaxCheckpoints is the default for spec.maxCheckpoints.
+	MaxCheckpoints int32 `json:"maxCheckpoints,omitempty"`
+	// Retention holds the default time-to-live of terminal Hooks per state.
+	Retention Retention `json:"retention,omitempty"`
+	// KeyDir is the directory of the receipt signing keys; relative paths
+	// are relative to the configuration file's directory.
+	KeyDir string `json:"keyDir,omitempty"`
+	// RecoveryDir is where `tether run --cluster` writes recovery files; on
+	// the local store they live in the store's recovery/ directory.
+	RecoveryDir string `json:"recoveryDir,omitempty"`
+}
+
+// Retention is the default time-to-live of terminal Hooks per state.
+type Retention struct {
+	// Completed is how long a completed Hook is kept.
+	Completed metav1.Duration `json:"completed,omitempty"`
+	// Failed is how long a failed Hook is kept.
+	Failed metav1.Duration `json:"failed,omitempty"`
+	// Abandoned is how long an abandoned Hook is kept.
+	Abandoned metav1.Duration `json:"abandoned,omitempty"`
+}
+
+// Home is $TETHER_HOME, else ~/.config/tether.
+func Home() (string, error) {
+	if h := os.Getenv(HomeEnv); h != "" {
+		return filepath.Abs(h)
+	}
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return "", fmt.Errorf("finding tether's home directory (set $%s): %w", HomeEnv, err)
+	}
+	return filepath.Join(dir, "tether"), nil
+}
+
+// Default is the configuration with every built-in default, its key and
+// recovery directories under home.
+func Default(home string) *Config {
+	return &Config{
+		StaleAfter:         metav1.Duration{Duration: DefaultStaleAfter},
+		CheckpointInterval: metav1.Duration{Duration: DefaultCheckpointInterval},
+		MaxCheckpoints:     DefaultMaxCheckpoints,
+		Retention: Retention{
+			Completed: metav1.Duration{Duration: DefaultCompletedTTL},
+			Failed:    metav1.Duration{Duration: DefaultFailedTTL},
+			Abandoned: metav1.Duration{Duration: DefaultAbandonedTTL},
+		},
+		KeyDir:      filepath.Join(home, "keys"),
+		RecoveryDir: filepath.Join(home, "recovery"),
+	}
+}
+
+// Load reads the configuration file at path, or, when path is empty,
+// $TETHER_HOME/config.yaml if it exists. Unset fields keep their defaults.
+// A file named explicitly must exist; an unknown field, a negative duration
+// or malformed YAML is an error naming the file and the field or line.
+func Load(path string) (*Config, error) {
+	home, err := Home()
+	if err != nil {
+		return nil, err
+	}
+	explicit := path != ""
+	if !explicit {
+		path = filepath.Join(home, FileName)
+	}
+	cfg := Default(home)
+	data, err := os.ReadFile(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && !explicit:
+		return cfg, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading tether config: %w", err)
+	}
+	if err := Parse(data, filepath.Dir(path), cfg); err != nil {
+		return nil, fmt.Errorf("tether config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Parse decodes data strictly onto cfg, whose values are the defaults;
+// relative directories are resolved against base.
+func Parse(data []byte, base string, cfg *Config) error {
+	var file Config
+	if err := yaml.UnmarshalStrict(data, &file); err != nil {
+		return err
+	}
+	durations := []struct {
+		field string
+		from  metav1.Duration
+		to    *metav1.Duration
+	}{
+		{"staleAfter", file.StaleAfter, &cfg.StaleAfter},
+		{"checkpointInterval", file.CheckpointInterval, &cfg.CheckpointInterval},
+		{"retention.completed", file.Retention.Completed, &cfg.Retention.Completed},
+		{"retention.failed", file.Retention.Failed, &cfg.Retention.Failed},
+		{"retention.abandoned", file.Retention.Abandoned, &cfg.Retention.Abandoned},
+	}
+	for _, d := range durations {
+		switch {
+		case d.from.Duration < 0:
+			return fmt.Errorf("%s: %s is negative", d.field, d.from.Duration)
+		case d.from.Duration > 0:
+			*d.to = d.from
+		}
+	}
+	switch {
+	case file.MaxCheckpoints < 0:
+		return fmt.Errorf("maxCheckpoints: %d is negative", file.MaxCheckpoints)
+	case file.MaxCheckpoints > 0:
+		cfg.MaxCheckpoints = file.MaxCheckpoints
+	}
+	for _, d := range []struct{ from, to *string }{{&file.KeyDir, &cfg.KeyDir}, {&file.RecoveryDir, &cfg.RecoveryDir}} {
+		if *d.from == "" {
+			continue
+		}
+		if filepath.IsAbs(*d.from) {
+			*d.to = filepath.Clean(*d.from)
+		} else {
+			*d.to = filepath.Join(base, *d.from)
+		}
+	}
+	return nil
+}
+
+// Effective is what applies to one Hook: its spec's values where set, else
+// the configuration's.
+type Effective struct {
+	// StaleAfter is how long a working Hook may go without a heartbeat.
+	StaleAfter time.Duration
+	// CheckpointInterval is how often an interval checkpoint is taken.
+	CheckpointInterval time.Duration
+	// MaxCheckpoints is how many checkpoints are kept.
+	MaxCheckpoints int32
+	// CompletedTTL, FailedTTL and AbandonedTTL are how long a Hook in that
+	// terminal state is kept.
+	CompletedTTL, FailedTTL, AbandonedTTL time.Duration
+}
+
+// Effective merges spec over the configuration.
+func (c *Config) Effective(spec *v1.HookSpec) Effective {
+	e := Effective{
+		StaleAfter:         pick(spec.StaleAfter, c.StaleAfter),
+		CheckpointInterval: pick(spec.CheckpointInterval, c.CheckpointInterval),
+		MaxCheckpoints:     c.MaxCheckpoints,
+		CompletedTTL:       c.Retention.Completed.Duration,
+		FailedTTL:          c.Retention.Failed.Duration,
+		AbandonedTTL:       c.Retention.Abandoned.Duration,
+	}
+	if spec.MaxCheckpoints > 0 {
+		e.MaxCheckpoints = spec.MaxCheckpoints
+	}
+	if r := spec.Retention; r != nil {
+		e.CompletedTTL = pick(r.Completed, c.Retention.Completed)
+		e.FailedTTL = pick(r.Failed, c.Retention.Failed)
+		e.AbandonedTTL = pick(r.Abandoned, c.Retention.Abandoned)
+	}
+	return e
+}
+
+// TTL is how long a Hook in terminal state s is kept; false for a state
+// that is not terminal.
+func (e Effective) TTL(s v1.HookState) (time.Duration, bool) {
+	switch s {
+	case v1.HookCompleted:
+		return e.CompletedTTL, true
+	case v1.HookFailed:
+		return e.FailedTTL, true
+	case v1.HookAbandoned:
+		return e.AbandonedTTL, true
+	}
+	return 0, false
+}
+
+func pick(spec *metav1.Duration, def metav1.Duration) time.Duration {
+	if spec != nil && spec.Duration > 0 {
+		return spec.Duration
+	}
+	return def.Duration
+}
