@@ -246,6 +246,10 @@ func TestAgentThreeStepTask(t *testing.T) {
 		t.Errorf("receipts verify: %d verified, want 4:\n%s", n, out)
 	}
 
+	if rec := e.ok("recover", "calc"); strings.Count(rec, "signature: verified") != 4 || strings.Contains(rec, "INVALID") {
+		t.Errorf("recover does not show the four receipts verified:\n%s", rec)
+	}
+
 	// The PEM public key alone verifies every stored envelope, per docs/receipts.md.
 	block, _ := pem.Decode([]byte(e.ok("receipts", "pubkey", "calc")))
 	if block == nil || block.Type != "PUBLIC KEY" {
@@ -444,6 +448,9 @@ func TestAgentTamperedReceiptIsNamed(t *testing.T) {
 			}
 			if !strings.Contains(out, "verified") {
 				t.Errorf("the untouched receipt is not listed as verified:\n%s", out)
+			}
+			if rec, _, _ := e.tether("recover", "signed"); strings.Count(rec, "signature: INVALID") != 1 || strings.Count(rec, "signature: verified") != 1 {
+				t.Errorf("recover does not flag the tampered receipt alone:\n%s", rec)
 			}
 			h = e.hook("signed")
 			h.Status.Steps[1].Receipts[0] = orig

@@ -21,11 +21,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/receipts"
 	"github.com/tether-dev/tether/internal/recoveryfile"
 )
 
-// ReceiptStatus verifies receipts for `tether recover`; nil reports only
-// whether each receipt is signed. The receipts package sets it.
+// ReceiptStatus overrides, when set, how `tether recover` reports receipts;
+// nil verifies each one with the backend's receipt keys (receipts.StatusFunc).
 var ReceiptStatus recoveryfile.ReceiptStatus
 
 func newRecoverCommand(g *GlobalOptions) *cobra.Command {
@@ -49,7 +50,14 @@ is running, and prints the same text as the file tether run keeps up to date.`,
 			if err := b.Client.Get(cmd.Context(), client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, hook); err != nil {
 				return err
 			}
-			_, err = cmd.OutOrStdout().Write(recoveryfile.Render(hook, recoveryfile.Options{ReceiptStatus: ReceiptStatus}))
+			status := ReceiptStatus
+			if status == nil {
+				// Without a usable key the file still renders, saying so per receipt.
+				if km, err := keyManager(g, b); err == nil {
+					status = receipts.StatusFunc(cmd.Context(), km)
+				}
+			}
+			_, err = cmd.OutOrStdout().Write(recoveryfile.Render(hook, recoveryfile.Options{ReceiptStatus: status}))
 			return err
 		},
 	}

@@ -39,6 +39,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/eventsink"
 	"github.com/tether-dev/tether/internal/filestore"
+	"github.com/tether-dev/tether/internal/receipts"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/storemanager"
 )
@@ -128,6 +129,7 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		events := eventsink.NewProvider(store.Client(), s)
 		defer events.Shutdown()
 		setup.Events, setup.RecoveryDir = events, filepath.Join(dir, RecoveryDirName)
+		setup.ReceiptStatus = receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir})
 		storeEvents := events.GetEventRecorderFor("tether-store")
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return store.WatchHandEdits(ctx, storeEvents)
