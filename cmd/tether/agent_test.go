@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -44,6 +45,7 @@ import (
 	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/hookfsm"
 	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/testenv"
 )
 
 // agentEnv is one test's store, tether home and git workspace.
@@ -242,6 +244,10 @@ func TestAgentThreeStepTask(t *testing.T) {
 	out = e.ok("receipts", "verify", "calc")
 	if n := strings.Count(out, "verified"); n != 4 {
 		t.Errorf("receipts verify: %d verified, want 4:\n%s", n, out)
+	}
+
+	if rec := e.ok("recover", "calc"); strings.Count(rec, "signature: verified") != 4 || strings.Contains(rec, "INVALID") {
+		t.Errorf("recover does not show the four receipts verified:\n%s", rec)
 	}
 
 	// The PEM public key alone verifies every stored envelope, per docs/receipts.md.
@@ -443,6 +449,9 @@ func TestAgentTamperedReceiptIsNamed(t *testing.T) {
 			if !strings.Contains(out, "verified") {
 				t.Errorf("the untouched receipt is not listed as verified:\n%s", out)
 			}
+			if rec, _, _ := e.tether("recover", "signed"); strings.Count(rec, "signature: INVALID") != 1 || strings.Count(rec, "signature: verified") != 1 {
+				t.Errorf("recover does not flag the tampered receipt alone:\n%s", rec)
+			}
 			h = e.hook("signed")
 			h.Status.Steps[1].Receipts[0] = orig
 			if err := e.client.Status().Update(context.Background(), h); err != nil {
@@ -623,5 +632,67 @@ func opensslVerify(t *testing.T, pubPEM, message, sig []byte) {
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "Signature Verified Successfully") {
 		t.Errorf("openssl pkeyutl -verify: %v\n%s", err, out)
+	}
+}
+
+// TestAgentVerbsOnCluster drives the same verbs against a real
+// kube-apiserver: the receipt key lives in a Secret, and a tampered receipt
+// is named there too.
+func TestAgentVerbsOnCluster(t *testing.T) {
+	env := testenv.Start(t)
+	ws := t.TempDir()
+	ctx := context.Background()
+	hook := &v1.Hook{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "remote"},
+		Spec: v1.HookSpec{Goal: "g", Workspace: ws, Steps: []v1.Step{
+			step("one", 0, "true"), step("two", 0, "sh", "-c", "exit 4"),
+		}},
+	}
+	if err := env.Client.Create(ctx, hook); err != nil {
+		t.Fatal(err)
+	}
+	tether := func(args ...string) (string, string, int) {
+		cmd := exec.Command(tetherBin, append(args, "--cluster", "--kubeconfig", env.Kubeconfig, "-n", "default")...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), "TETHER_HOME="+t.TempDir())
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		var exitErr *exec.ExitError
+		if err != nil && !errors.As(err, &exitErr) {
+			t.Fatal(err)
+		}
+		return out.String(), errOut.String(), cmd.ProcessState.ExitCode()
+	}
+	for _, args := range [][]string{{"step", "begin", "remote", "--files", "a.go"}, {"step", "done", "remote"}, {"step", "begin", "remote"}} {
+		if out, stderr, code := tether(args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
+		}
+	}
+	if _, stderr, code := tether("step", "done", "remote"); code != 1 || !strings.Contains(stderr, "exited 4") {
+		t.Fatalf("failing step done: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := tether("resume", "remote"); code != 1 || !strings.Contains(stderr, `cannot "resume"`) {
+		t.Fatalf("resume in step_running: exit %d, %s", code, stderr)
+	}
+	secret := &corev1.Secret{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tether-receipt-key"}, secret); err != nil {
+		t.Fatalf("the receipt key Secret: %v", err)
+	}
+	if out, stderr, code := tether("receipts", "verify", "remote"); code != 0 || strings.Count(out, "verified") != 2 {
+		t.Fatalf("receipts verify: exit %d\n%s%s", code, out, stderr)
+	}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "remote"}, hook); err != nil {
+		t.Fatal(err)
+	}
+	hook.Status.Steps[1].Receipts[0].ExitCode = 0
+	if err := env.Client.Status().Update(ctx, hook); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, code := tether("receipts", "verify", "remote"); code != 1 || !strings.Contains(stderr, "status.steps[1].receipts[0]") {
+		t.Fatalf("a forged exit code: exit %d, %s", code, stderr)
+	}
+	if _, stderr, code := tether("heartbeat", "absent"); code != 2 {
+		t.Fatalf("heartbeat on a missing hook: exit %d, %s", code, stderr)
 	}
 }

@@ -46,11 +46,11 @@ is running, and prints the same text as the file tether run keeps up to date.`,
 			if err := b.Client.Get(cmd.Context(), client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, hook); err != nil {
 				return err
 			}
-			km, err := g.KeyManager()
-			if err != nil {
-				return err
+			// Without a usable key the file still renders, saying so per receipt.
+			var status recoveryfile.ReceiptStatus
+			if km, err := keyManager(g, b); err == nil {
+				status = receipts.StatusFunc(cmd.Context(), km)
 			}
-			status := receipts.StatusFunc(cmd.Context(), km)
 			_, err = cmd.OutOrStdout().Write(recoveryfile.Render(hook, recoveryfile.Options{ReceiptStatus: status}))
 			return err
 		},

@@ -97,11 +97,7 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	if err != nil {
 		return err
 	}
-	setup := controllers.Options{
-		Config:        cfg,
-		RecoveryDir:   cfg.RecoveryDir,
-		ReceiptStatus: receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
-	}
+	setup := controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}
 	var mgr manager.Manager
 	var storeClient client.Client
 	if g.Cluster {
@@ -133,6 +129,7 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		events := eventsink.NewProvider(store.Client(), s)
 		defer events.Shutdown()
 		setup.Events, setup.RecoveryDir = events, filepath.Join(dir, RecoveryDirName)
+		setup.ReceiptStatus = receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir})
 		storeEvents := events.GetEventRecorderFor("tether-store")
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return store.WatchHandEdits(ctx, storeEvents)

@@ -79,7 +79,7 @@ func (v *hookVerb) stepDone(ctx context.Context, b *Backend, name string) error 
 	if _, err := hookfsm.Apply(hook, hookfsm.Input{Event: hookfsm.Validate, Now: metav1.Now(), Actor: actor()}); err != nil {
 		return err
 	}
-	km, err := receipts.NewFileKeyManager()
+	km, err := keyManager(v.global, b)
 	if err != nil {
 		return err
 	}

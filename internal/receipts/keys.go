@@ -33,10 +33,6 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 )
 
-// HomeEnv is the environment variable naming tether's configuration
-// directory; the master key is at $TETHER_HOME/keys/master.key.
-const HomeEnv = "TETHER_HOME"
-
 // ErrNoKey means there is no master key to derive a task key from. Callers
 // that only read, such as recovery, treat it as a warning.
 var ErrNoKey = errors.New("no receipt signing key")
@@ -119,35 +115,14 @@ func (s *keySigner) Sign(message []byte) ([]byte, error) {
 	return ed25519.Sign(s.key, message), nil
 }
 
-// FileKeyManager keeps the master key in Dir/master.key: 32 random bytes as
+// FileKeyManager keeps the master key in Dir/master.key (Dir is the
+// configuration's keyDir, $TETHER_HOME/keys by default): 32 random bytes as
 // 64 hex digits, mode 0600 in a 0700 directory. It refuses a key file or
 // directory that group or others can access, or that is not a plain file
 // or directory.
 type FileKeyManager struct {
 	// Dir is the key directory, normally $TETHER_HOME/keys.
 	Dir string
-}
-
-// DefaultKeyDir is $TETHER_HOME/keys, or keys under tether's directory in the
-// user's configuration directory (~/.config/tether/keys) when TETHER_HOME is unset.
-func DefaultKeyDir() (string, error) {
-	if home := os.Getenv(HomeEnv); home != "" {
-		return filepath.Join(home, "keys"), nil
-	}
-	cfg, err := os.UserConfigDir()
-	if err != nil {
-		return "", fmt.Errorf("locating the key directory (set $%s): %w", HomeEnv, err)
-	}
-	return filepath.Join(cfg, "tether", "keys"), nil
-}
-
-// NewFileKeyManager returns a FileKeyManager for DefaultKeyDir.
-func NewFileKeyManager() (*FileKeyManager, error) {
-	dir, err := DefaultKeyDir()
-	if err != nil {
-		return nil, err
-	}
-	return &FileKeyManager{Dir: dir}, nil
 }
 
 // Path is the master key file.

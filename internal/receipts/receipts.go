@@ -345,3 +345,29 @@ func FromResult(res *validation.Result, attempt int32) v1.Receipt {
 		Attempt:        attempt,
 	}
 }
+
+// StatusFunc returns a function that describes, for the recovery file, the
+// signature status of receipt r of hook's step number step: "verified",
+// "INVALID: …", "UNSIGNED", or, when km has no key, that the signature was
+// not checked. A missing key never makes it fail: recovery goes on.
+func StatusFunc(ctx context.Context, km KeyManager) func(hook *v1.Hook, step int, r *v1.Receipt) string {
+	return func(hook *v1.Hook, step int, r *v1.Receipt) string {
+		if r.Envelope == nil || len(r.Envelope.Signatures) == 0 {
+			return "UNSIGNED"
+		}
+		if step < 0 || step >= len(hook.Status.Steps) {
+			return fmt.Sprintf("INVALID: no status.steps[%d]", step)
+		}
+		pub, err := km.PublicKey(ctx, hook)
+		if err != nil {
+			if errors.Is(err, ErrNoKey) {
+				return "signed, not verified (no key available here)"
+			}
+			return "signed, not verified: " + err.Error()
+		}
+		if err := Verify(hook, hook.Status.Steps[step].Name, r, pub); err != nil {
+			return "INVALID: " + err.Error()
+		}
+		return "verified"
+	}
+}

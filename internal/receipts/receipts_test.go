@@ -302,18 +302,6 @@ func TestFileKeyManagerCreatesOneKey(t *testing.T) {
 	}
 }
 
-func TestDefaultKeyDir(t *testing.T) {
-	t.Setenv(receipts.HomeEnv, "/srv/tether-home")
-	if dir, err := receipts.DefaultKeyDir(); err != nil || dir != "/srv/tether-home/keys" {
-		t.Fatalf("DefaultKeyDir = %q, %v", dir, err)
-	}
-	t.Setenv(receipts.HomeEnv, "")
-	t.Setenv("XDG_CONFIG_HOME", "/cfg")
-	if dir, err := receipts.DefaultKeyDir(); err != nil || dir != "/cfg/tether/keys" {
-		t.Fatalf("DefaultKeyDir = %q, %v", dir, err)
-	}
-}
-
 func TestVerifyAll(t *testing.T) {
 	km := newManager(t)
 	hook := testHook()
@@ -354,5 +342,35 @@ func TestVerifyAll(t *testing.T) {
 	_, err = receipts.VerifyAll(context.Background(), hook, newManager(t))
 	if !errors.Is(err, receipts.ErrNoKey) {
 		t.Fatalf("VerifyAll without a key = %v, want ErrNoKey", err)
+	}
+}
+
+func TestStatusFunc(t *testing.T) {
+	km := newManager(t)
+	hook := testHook()
+	r, _ := signed(t, km, hook)
+	hook.Status.Steps = []v1.StepResult{{Name: "build", Receipts: []v1.Receipt{r}}}
+	tampered := *r.DeepCopy()
+	tampered.ExitCode = 9
+	tests := []struct {
+		name string
+		km   receipts.KeyManager
+		step int
+		r    v1.Receipt
+		want string
+	}{
+		{"verified", km, 0, r, "verified"},
+		{"tampered", km, 0, tampered, "INVALID: receipt exitCode"},
+		{"unsigned", km, 0, testReceipt(), "UNSIGNED"},
+		{"no key", newManager(t), 0, r, "signed, not verified (no key available here)"},
+		{"step out of range", km, 3, r, "INVALID: no status.steps[3]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := receipts.StatusFunc(context.Background(), tt.km)(hook, tt.step, &tt.r)
+			if !strings.HasPrefix(got, tt.want) {
+				t.Fatalf("status %q, want %q", got, tt.want)
+			}
+		})
 	}
 }
