@@ -112,7 +112,7 @@ func benchStale(b *testing.B, hooks int) {
 				if err := env.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, h); err != nil {
 					b.Fatal(err)
 				}
-				h.Status.LastHeartbeat = &metav1.Time{Time: time.Now().Add(time.Hour)}
+				h.Status.LastHeartbeat = &metav1.MicroTime{Time: time.Now().Add(time.Hour)}
 				start = time.Now()
 				err := env.c.Status().Update(ctx, h)
 				if err == nil {

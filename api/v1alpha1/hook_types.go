@@ -95,23 +95,23 @@ type HookSpec struct {
 	MaxAttempts int32 `json:"maxAttempts,omitempty"`
 
 	// StaleAfter is how long a working task may go without a heartbeat before
-	// it is considered stale and moved to recovering.
-	// +kubebuilder:default="5m0s"
+	// it is considered stale and moved to recovering. Unset, the tether
+	// configuration file's staleAfter applies (built in: 5m).
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	StaleAfter *metav1.Duration `json:"staleAfter,omitempty"`
 
 	// CheckpointInterval is how often an interval checkpoint is taken while a
-	// step is running.
-	// +kubebuilder:default="5m0s"
+	// step is running. Unset, the tether configuration file's
+	// checkpointInterval applies (built in: 5m).
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
 	CheckpointInterval *metav1.Duration `json:"checkpointInterval,omitempty"`
 
 	// MaxCheckpoints is how many checkpoints are kept; older ones are pruned.
-	// +kubebuilder:default=50
+	// Unset, the tether configuration file's maxCheckpoints applies (built in: 50).
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	// +optional
@@ -197,9 +197,10 @@ type HookStatus struct {
 	// +optional
 	Steps []StepResult `json:"steps,omitempty"`
 
-	// LastHeartbeat is when the agent last reported that it is alive.
+	// LastHeartbeat is when the agent last reported that it is alive, to the
+	// microsecond (as a Lease's renewTime), so that stale detection is exact.
 	// +optional
-	LastHeartbeat *metav1.Time `json:"lastHeartbeat,omitempty"`
+	LastHeartbeat *metav1.MicroTime `json:"lastHeartbeat,omitempty"`
 
 	// TerminalAt is when the Hook entered a terminal state; retention counts from it.
 	// +optional

@@ -203,9 +203,10 @@ type WorkerStatus struct {
 	// +optional
 	Restarts int32 `json:"restarts,omitempty"`
 
-	// LastHeartbeat is when the Worker last reported that it is alive.
+	// LastHeartbeat is when the Worker last reported that it is alive, to the
+	// microsecond (as a Lease's renewTime).
 	// +optional
-	LastHeartbeat *metav1.Time `json:"lastHeartbeat,omitempty"`
+	LastHeartbeat *metav1.MicroTime `json:"lastHeartbeat,omitempty"`
 
 	// WindowStart is when the current crash window began. A manual restart resets it.
 	// +optional

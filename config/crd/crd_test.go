@@ -97,7 +97,6 @@ func TestCRDShape(t *testing.T) {
 				"status.state": {"initializing", "step_pending", "step_running", "step_validating", "awaiting_human", "recovering", "completed", "failed", "abandoned"},
 			},
 			defaults: map[string]string{
-				"spec.staleAfter": `"5m0s"`, "spec.checkpointInterval": `"5m0s"`, "spec.maxCheckpoints": "50",
 				"spec.maxAttempts": "3", "spec.steps[].validate[].timeout": `"10m0s"`,
 			},
 			validation: map[string]string{"spec": "step names must be unique"},

@@ -253,6 +253,13 @@ func timePtr(t *metav1.Time) string {
 	return timeAndAge(*t)
 }
 
+func microTimePtr(t *metav1.MicroTime) string {
+	if t == nil {
+		return "<none>"
+	}
+	return timeAndAge(metav1.NewTime(t.Time))
+}
+
 func orNone(s string) string {
 	if s == "" {
 		return "<none>"
@@ -288,7 +295,7 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 	} else {
 		w.Write(describe.LEVEL_1, "Current Step:\t<none>\n")
 	}
-	w.Write(describe.LEVEL_1, "Last Heartbeat:\t%s\n", timePtr(st.LastHeartbeat))
+	w.Write(describe.LEVEL_1, "Last Heartbeat:\t%s\n", microTimePtr(st.LastHeartbeat))
 	if st.TerminalAt != nil {
 		w.Write(describe.LEVEL_1, "Terminal Since:\t%s\n", timePtr(st.TerminalAt))
 	}
@@ -401,7 +408,7 @@ func describeWorker(w describe.PrefixWriter, wk *tetherv1alpha1.Worker) {
 	w.Write(describe.LEVEL_1, "Host:\t%s\n", orNone(st.Host))
 	w.Write(describe.LEVEL_1, "Started:\t%s\n", timePtr(st.StartedAt))
 	w.Write(describe.LEVEL_1, "Restarts:\t%d\n", st.Restarts)
-	w.Write(describe.LEVEL_1, "Last Heartbeat:\t%s\n", timePtr(st.LastHeartbeat))
+	w.Write(describe.LEVEL_1, "Last Heartbeat:\t%s\n", microTimePtr(st.LastHeartbeat))
 	w.Write(describe.LEVEL_1, "Log File:\t%s\n", orNone(st.LogFile))
 	if st.TmuxSession != "" {
 		w.Write(describe.LEVEL_1, "Tmux Session:\t%s\n", st.TmuxSession)

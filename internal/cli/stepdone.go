@@ -31,13 +31,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hookfsm"
 	"github.com/tether-dev/tether/internal/receipts"
 	"github.com/tether-dev/tether/internal/validation"
 )
-
-// defaultStaleAfter is spec.staleAfter's CRD default.
-const defaultStaleAfter = 5 * time.Minute
 
 func newStepDoneCommand(g *GlobalOptions) *cobra.Command {
 	cmd := &cobra.Command{
@@ -212,13 +210,14 @@ func sameAttempt(h *v1.Hook, cs v1.CurrentStep) error {
 	return nil
 }
 
-// heartbeatWhileValidating refreshes lastHeartbeat every third of
-// spec.staleAfter, so a long validation is not mistaken for a dead agent,
-// until ctx ends or the hook leaves this validation.
+// heartbeatWhileValidating refreshes lastHeartbeat every third of the
+// effective staleAfter (spec, else the configuration file), so a long
+// validation is not mistaken for a dead agent, until ctx ends or the hook
+// leaves this validation.
 func (v *hookVerb) heartbeatWhileValidating(ctx context.Context, b *Backend, hook *v1.Hook, cs v1.CurrentStep) {
-	stale := defaultStaleAfter
-	if hook.Spec.StaleAfter != nil && hook.Spec.StaleAfter.Duration > 0 {
-		stale = hook.Spec.StaleAfter.Duration
+	stale := config.DefaultStaleAfter
+	if cfg, err := config.Load(v.global.ConfigFile); err == nil {
+		stale = cfg.Effective(&hook.Spec).StaleAfter
 	}
 	tick := time.NewTicker(stale / 3)
 	defer tick.Stop()

@@ -104,7 +104,7 @@ holds are freed, like a Kubernetes node whose lease expired.`,
 				return err
 			}
 			err = updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
-				now := metav1.NewTime(time.Now())
+				now := metav1.NewMicroTime(time.Now())
 				w.Status.LastHeartbeat, w.Status.Host = &now, host
 				if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending || w.Status.Phase == v1.WorkerLost {
 					w.Status.Phase = v1.WorkerRunning

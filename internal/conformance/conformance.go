@@ -185,11 +185,12 @@ func testDefaulting(t *testing.T, b Backend, ns string) {
 	ctx := context.Background()
 	h := newHook(ns, "defaults")
 	must(t, b.Client.Create(ctx, h))
-	if h.Spec.StaleAfter == nil || h.Spec.StaleAfter.Duration != 5*time.Minute {
-		t.Errorf("staleAfter = %v, want 5m", h.Spec.StaleAfter)
+	if h.Spec.MaxAttempts != 3 {
+		t.Errorf("maxAttempts %d, want 3", h.Spec.MaxAttempts)
 	}
-	if h.Spec.MaxCheckpoints != 50 || h.Spec.MaxAttempts != 3 {
-		t.Errorf("maxCheckpoints %d maxAttempts %d, want 50 and 3", h.Spec.MaxCheckpoints, h.Spec.MaxAttempts)
+	// Left unset, these come from the tether configuration file, not the schema.
+	if h.Spec.StaleAfter != nil || h.Spec.CheckpointInterval != nil || h.Spec.MaxCheckpoints != 0 {
+		t.Errorf("staleAfter %v, checkpointInterval %v, maxCheckpoints %d: want them left unset", h.Spec.StaleAfter, h.Spec.CheckpointInterval, h.Spec.MaxCheckpoints)
 	}
 	if to := h.Spec.Steps[0].Validate[0].Timeout; to == nil || to.Duration != 10*time.Minute {
 		t.Errorf("validate timeout = %v, want 10m", to)
@@ -589,8 +590,8 @@ func testDryRun(t *testing.T, b Backend, ns string) {
 	if exists("dry") {
 		t.Fatal("dry-run create stored the object")
 	}
-	if h.Spec.StaleAfter == nil || h.UID == "" || h.CreationTimestamp.IsZero() {
-		t.Errorf("dry-run create did not return the defaulted object: staleAfter %v uid %q created %v", h.Spec.StaleAfter, h.UID, h.CreationTimestamp)
+	if h.Spec.MaxAttempts != 3 || h.UID == "" || h.CreationTimestamp.IsZero() {
+		t.Errorf("dry-run create did not return the defaulted object: maxAttempts %d uid %q created %v", h.Spec.MaxAttempts, h.UID, h.CreationTimestamp)
 	}
 
 	bad := newHook(ns, "dry-bad")

@@ -381,7 +381,7 @@ func BenchmarkStatusUpdateThroughput(b *testing.B) {
 						if i > int64(b.N) {
 							return
 						}
-						h.Status.LastHeartbeat = &metav1.Time{Time: base.Add(time.Duration(i) * time.Second)}
+						h.Status.LastHeartbeat = &metav1.MicroTime{Time: base.Add(time.Duration(i) * time.Second)}
 						if err := c.Status().Update(ctx, h); err != nil {
 							b.Error(err)
 							return

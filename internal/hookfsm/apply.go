@@ -97,7 +97,7 @@ func Apply(hook *v1.Hook, in Input) (*v1.HookStatus, error) {
 	m := &machine{hook: hook, in: in, st: hook.Status.DeepCopy()}
 	switch in.Event {
 	case Heartbeat:
-		m.st.LastHeartbeat = m.now()
+		m.st.LastHeartbeat = m.heartbeat()
 		return m.st, nil
 	case Interrupt:
 		if state == v1.HookRecovering {
@@ -111,7 +111,7 @@ func Apply(hook *v1.Hook, in Input) (*v1.HookStatus, error) {
 		m.st.History[len(m.st.History)-1].Message = in.Message
 	}
 	if in.Event != Interrupt {
-		m.st.LastHeartbeat = m.now()
+		m.st.LastHeartbeat = m.heartbeat()
 	}
 	if extra := len(m.st.History) - v1.HookHistoryLimit; extra > 0 {
 		m.st.History = append([]v1.HistoryEntry(nil), m.st.History[extra:]...)
@@ -182,6 +182,12 @@ func (m *machine) apply(state v1.HookState) {
 		}
 		m.record(Fail, v1.HookFailed, "")
 	}
+}
+
+// heartbeat is the input's time as a heartbeat, kept to the microsecond.
+func (m *machine) heartbeat() *metav1.MicroTime {
+	t := metav1.NewMicroTime(m.in.Now.Time)
+	return &t
 }
 
 func (m *machine) now() *metav1.Time {

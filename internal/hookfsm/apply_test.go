@@ -192,7 +192,7 @@ func TestEveryStateEventPair(t *testing.T) {
 					t.Fatal("interrupting a recovering hook changed its status")
 				}
 				refreshed := e != intr && !noop
-				if refreshed != (got.LastHeartbeat != nil && got.LastHeartbeat.Equal(&in.Now)) {
+				if refreshed != (got.LastHeartbeat != nil && got.LastHeartbeat.Time.Equal(in.Now.Time)) {
 					t.Errorf("lastHeartbeat = %v, refreshed should be %v", got.LastHeartbeat, refreshed)
 				}
 				if w.state.IsTerminal() != (got.TerminalAt != nil) {

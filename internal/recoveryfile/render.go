@@ -127,7 +127,7 @@ func (r *renderer) summary() {
 	}
 	r.printf("- Steps passed: %d of %d\n", passed(h), len(h.Spec.Steps))
 	if st.LastHeartbeat != nil {
-		r.printf("- Last heartbeat: %s\n", stamp(*st.LastHeartbeat))
+		r.printf("- Last heartbeat: %s\n", stamp(metav1.NewTime(st.LastHeartbeat.Time)))
 	}
 	if h.Spec.Assignee != "" {
 		r.printf("- Assignee: Worker `%s`\n", h.Spec.Assignee)
