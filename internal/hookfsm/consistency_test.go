@@ -72,7 +72,13 @@ func TestLifecycleDocMatchesAllowed(t *testing.T) {
 			events = cells(line)[1:]
 			continue
 		}
-		if events == nil || !strings.HasPrefix(line, "| ") {
+		if events == nil {
+			continue
+		}
+		if !strings.HasPrefix(line, "|") {
+			break // the table ends at its first non-table line
+		}
+		if !strings.HasPrefix(line, "| ") {
 			continue
 		}
 		row := cells(line)
