@@ -61,7 +61,7 @@ func TestOnKubeAPIServer(t *testing.T) {
 	h := agent(t, c, "task", hookfsm.Input{Event: hookfsm.Begin})
 	due := h.Status.LastHeartbeat.Add(2 * time.Second)
 	got := waitFor(t, c, "task", 20*time.Second, state(v1.HookRecovering))
-	if rec := got.Status.Recovery; rec == nil || rec.CrashType != v1.CrashStaleHeartbeat || rec.DetectedAt.Time.Before(due) {
+	if rec := got.Status.Recovery; rec == nil || rec.CrashType != v1.CrashStaleHeartbeat || rec.DetectedAt.Time.Before(due.Truncate(time.Second)) {
 		t.Fatalf("recovery %+v; want stale_heartbeat detected at or after %s", rec, due)
 	}
 

@@ -277,7 +277,7 @@ func TestStaleOnTheFileStore(t *testing.T) {
 	due := h.Status.LastHeartbeat.Add(2 * time.Second)
 	got := waitFor(t, env.c, "task", 10*time.Second, state(v1.HookRecovering))
 	seen := time.Now()
-	if rec := got.Status.Recovery; rec == nil || rec.CrashType != v1.CrashStaleHeartbeat || rec.LastState != v1.HookStepRunning || rec.DetectedAt.Time.Before(due) {
+	if rec := got.Status.Recovery; rec == nil || rec.CrashType != v1.CrashStaleHeartbeat || rec.LastState != v1.HookStepRunning || rec.DetectedAt.Time.Before(due.Truncate(time.Second)) {
 		t.Fatalf("recovery %+v; want stale_heartbeat from step_running detected at or after %s", rec, due)
 	}
 	t.Logf("due %s, recovering seen %s later", due.Format(time.RFC3339), seen.Sub(due))

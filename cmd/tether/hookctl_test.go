@@ -292,7 +292,7 @@ func TestRunRecoversAStaleHookAndCollectsExpiredOnes(t *testing.T) {
 	poll("recovering", func() bool {
 		return exists(t, c, h, "task") && h.Status.State == v1.HookRecovering
 	})
-	if h.Status.Recovery == nil || h.Status.Recovery.DetectedAt.Time.Before(due) || h.Status.Recovery.CrashType != v1.CrashStaleHeartbeat {
+	if h.Status.Recovery == nil || h.Status.Recovery.DetectedAt.Time.Before(due.Truncate(time.Second)) || h.Status.Recovery.CrashType != v1.CrashStaleHeartbeat {
 		t.Fatalf("recovery %+v; want stale_heartbeat detected at or after %s", h.Status.Recovery, due)
 	}
 	out, stderr, code := run(t, "--store", dir, "recover", "task")

@@ -196,9 +196,6 @@ func TestDefault(t *testing.T) {
 			gvk:  hookGVK,
 			yaml: hookYAML,
 			want: map[string]interface{}{
-				"spec.staleAfter":                   5 * time.Minute,
-				"spec.checkpointInterval":           5 * time.Minute,
-				"spec.maxCheckpoints":               int64(50),
 				"spec.maxAttempts":                  int64(3),
 				"spec.steps[0].validate[0].timeout": 10 * time.Minute,
 			},
@@ -208,7 +205,7 @@ func TestDefault(t *testing.T) {
 			gvk:    hookGVK,
 			yaml:   hookYAML,
 			mutate: set("spec.maxAttempts", "7"),
-			want:   map[string]interface{}{"spec.maxAttempts": int64(7), "spec.staleAfter": 5 * time.Minute},
+			want:   map[string]interface{}{"spec.maxAttempts": int64(7), "spec.steps[0].validate[0].timeout": 10 * time.Minute},
 		},
 		{
 			name:   "null is replaced by the default",
