@@ -22,6 +22,7 @@ import (
 	"os"
 
 	"github.com/tether-dev/tether/internal/cli"
+	_ "github.com/tether-dev/tether/internal/notranslations"
 )
 
 func main() {
