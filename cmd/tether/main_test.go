@@ -53,7 +53,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func run(t *testing.T, args ...string) (stdout, stderr string, code int) {
+func run(t testing.TB, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	cmd := exec.Command(tetherBin, args...)
 	var out, errOut bytes.Buffer

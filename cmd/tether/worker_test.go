@@ -46,7 +46,7 @@ import (
 // workerEnv is one store with a client of its own, as a second process
 // next to the tether binaries the test runs.
 type workerEnv struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	c     client.Client
 	run   *exec.Cmd
@@ -56,7 +56,7 @@ type workerEnv struct {
 	label string
 }
 
-func newWorkerEnv(t *testing.T) *workerEnv {
+func newWorkerEnv(t testing.TB) *workerEnv {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
 	s, err := scheme.New()
@@ -205,7 +205,7 @@ func identityOf(w *v1.Worker) supervise.Identity {
 	return supervise.Identity{PID: int(w.Status.PID), StartTicks: w.Status.ProcessStartTicks, BootID: w.Status.BootID}
 }
 
-func kill9(t *testing.T, pid int32) {
+func kill9(t testing.TB, pid int32) {
 	t.Helper()
 	if err := syscall.Kill(int(pid), syscall.SIGKILL); err != nil {
 		t.Fatalf("kill -9 %d: %v", pid, err)
