@@ -35,16 +35,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/hookfsm"
-	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/testenv"
 )
 
@@ -61,20 +57,7 @@ func newAgentEnv(t *testing.T) *agentEnv {
 	t.Helper()
 	root := t.TempDir()
 	e := &agentEnv{t: t, store: filepath.Join(root, "store"), home: filepath.Join(root, "home"), workspace: filepath.Join(root, "ws")}
-	s, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(e.store, filestore.Options{Scheme: s, CRDs: crds, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	e.client = store.Client()
+	e.client = openStore(t, e.store).Client()
 	if err := os.MkdirAll(e.workspace, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -115,19 +98,7 @@ func (e *agentEnv) command(args ...string) *exec.Cmd {
 // tether runs the binary as the agent would and returns its output and exit code.
 func (e *agentEnv) tether(args ...string) (stdout, stderr string, code int) {
 	e.t.Helper()
-	cmd := e.command(args...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exitErr):
-		code = exitErr.ExitCode()
-	default:
-		e.t.Fatal(err)
-	}
-	return out.String(), errOut.String(), code
+	return runCommand(e.t, e.command(args...))
 }
 
 // ok runs tether and fails the test unless it exits 0.

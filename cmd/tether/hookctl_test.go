@@ -27,7 +27,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -35,31 +34,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/hookfsm"
 	"github.com/tether-dev/tether/internal/recoveryfile"
-	"github.com/tether-dev/tether/internal/scheme"
 )
-
-// openStore opens the store the binary under test uses, as a second process would.
-func openStoreWatch(t testing.TB, dir string) client.WithWatch {
-	t.Helper()
-	s, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	return store.Client()
-}
 
 // putHook creates h and then writes its status, as the reconcilers and
 // agent verbs would have.
@@ -102,7 +79,7 @@ func terminalHook(name string, state v1.HookState, since time.Time, ret *v1.Rete
 
 func TestRecoverPrintsTheRecoveryFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	c := openStoreWatch(t, dir)
+	c := openStore(t, dir).Client()
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recovery", "recovering.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +124,7 @@ func exists(t *testing.T, c client.Client, obj client.Object, name string) bool 
 
 func TestGC(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	c := openStoreWatch(t, dir)
+	c := openStore(t, dir).Client()
 	cfgFile := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfgFile, []byte("retention:\n  failed: 1s\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -230,7 +207,7 @@ func TestGC(t *testing.T) {
 // an abandoned hook is deleted when its TTL passes.
 func TestRunRecoversAStaleHookAndCollectsExpiredOnes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
-	c := openStoreWatch(t, dir)
+	c := openStore(t, dir).Client()
 	cmd := exec.Command(tetherBin, "run", "--store", dir)
 	cmd.Env = append(os.Environ(), "TETHER_HOME="+t.TempDir())
 	logs := &syncBuffer{}
@@ -336,7 +313,7 @@ func TestRunRecoversAStaleHookAndCollectsExpiredOnes(t *testing.T) {
 // `tether version`, the process's start-up floor.
 func BenchmarkRecoverProcess(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "store")
-	c := openStoreWatch(b, dir)
+	c := openStore(b, dir).Client()
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "recovery", "recovering.yaml"))
 	if err != nil {
 		b.Fatal(err)

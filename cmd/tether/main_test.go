@@ -55,7 +55,13 @@ func TestMain(m *testing.M) {
 
 func run(t testing.TB, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	cmd := exec.Command(tetherBin, args...)
+	return runCommand(t, exec.Command(tetherBin, args...))
+}
+
+// runCommand runs cmd and returns its output and exit code; it fails the
+// test only when cmd cannot be run at all.
+func runCommand(t testing.TB, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()

@@ -60,7 +60,7 @@ func TestRunManifests(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill() }()
 	eventually(t, "serving the store", log, func() bool { return strings.Contains(log.String(), "serving the local store") })
-	c := openStoreClient(t, store)
+	c := openStore(t, store).Client()
 	exists := func(name string) bool {
 		_, err := getHook(t, c, name)
 		if err != nil && !apierrors.IsNotFound(err) {
@@ -144,7 +144,7 @@ func TestCommentsInATaskFileSurviveApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill() }()
-	c := openStoreClient(t, store)
+	c := openStore(t, store).Client()
 	eventually(t, "run --manifests adopting the applied hooks", log, func() bool {
 		h := mustHook(t, c, "fix-login")
 		return h.Labels["agents.tether.dev/manifests"] != ""

@@ -36,10 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/hookfsm"
-	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/supervise"
 )
 
@@ -59,19 +56,7 @@ type workerEnv struct {
 func newWorkerEnv(t testing.TB) *workerEnv {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
-	s, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := &workerEnv{t: t, dir: dir, c: st.Client(), label: fmt.Sprintf("%d", time.Now().UnixNano()%1000000)}
+	e := &workerEnv{t: t, dir: dir, c: openStore(t, dir).Client(), label: fmt.Sprintf("%d", time.Now().UnixNano()%1000000)}
 	t.Cleanup(func() {
 		e.stopRun()
 		// Workers outlive tether run by design: end every process the test saw.
@@ -86,7 +71,6 @@ func newWorkerEnv(t testing.TB) *workerEnv {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
-		_ = st.Close()
 	})
 	return e
 }

@@ -17,9 +17,7 @@ limitations under the License.
 package main_test
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,9 +29,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/filestore"
-	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/testenv"
 )
 
@@ -74,18 +69,7 @@ func (c tetherCall) run(t *testing.T) (stdout, stderr string, code int) {
 	cmd := exec.Command(tetherBin, c.args...)
 	cmd.Env = append(os.Environ(), c.env...)
 	cmd.Stdin = strings.NewReader(c.stdin)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var exitErr *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exitErr):
-		code = exitErr.ExitCode()
-	default:
-		t.Fatal(err)
-	}
-	return out.String(), errOut.String(), code
+	return runCommand(t, cmd)
 }
 
 // backendUnderTest is how the scenario reaches one backend: the flags that
@@ -335,24 +319,6 @@ sed -i 's/maxAttempts: 7/maxAttempts: 9/' "$1"
 	}
 }
 
-func openStoreClient(t *testing.T, dir string) client.Client {
-	t.Helper()
-	s, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	return store.Client()
-}
-
 func TestApplyEditDeleteOnTheLocalStore(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "store")
 	flags := []string{"--store", dir}
@@ -360,7 +326,7 @@ func TestApplyEditDeleteOnTheLocalStore(t *testing.T) {
 	if _, _, code := (tetherCall{args: append(flags, "delete", "hook", "x", "--ignore-not-found")}).run(t); code != 0 {
 		t.Fatalf("opening the store: exit %d", code)
 	}
-	writeScenario(t, backendUnderTest{flags: flags, client: openStoreClient(t, dir)})
+	writeScenario(t, backendUnderTest{flags: flags, client: openStore(t, dir).Client()})
 }
 
 func TestApplyEditDeleteOnKubeAPIServer(t *testing.T) {
