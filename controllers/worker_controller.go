@@ -234,6 +234,21 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 	key := client.ObjectKeyFromObject(w)
 	id := identityOf(w)
 	p, ok := r.procs.get(key)
+	if ok && p.id != id {
+		// The cache may lag behind the status this reconciler wrote when it
+		// launched the tracked process. Replacing that child's wait with a
+		// pidfd watch of the older, dead process would lose the child's
+		// exit status, so the live object decides.
+		fresh := &v1.Worker{}
+		if err := r.reader.Get(ctx, key, fresh); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if !fresh.DeletionTimestamp.IsZero() || fresh.Status.PID == 0 {
+			return nil
+		}
+		*w = *fresh
+		id = identityOf(w)
+	}
 	if !ok || p.id != id {
 		if err := r.procs.watch(key, id); err != nil {
 			return err
