@@ -24,12 +24,20 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/tether-dev/tether/internal/scheme"
 )
+
+func init() {
+	// envtest logs through controller-runtime's global logger, which
+	// otherwise prints a stack trace complaining that it was never set.
+	ctrllog.SetLogger(logr.Discard())
+}
 
 // AssetsEnv names the directory holding the kube-apiserver and etcd binaries.
 const AssetsEnv = "KUBEBUILDER_ASSETS"
