@@ -45,7 +45,7 @@ import (
 type workerEnv struct {
 	t     testing.TB
 	dir   string
-	c     client.Client
+	c     client.WithWatch
 	run   *exec.Cmd
 	out   *syncBuffer
 	mu    sync.Mutex
