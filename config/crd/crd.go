@@ -24,6 +24,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"sigs.k8s.io/yaml"
@@ -32,8 +33,27 @@ import (
 //go:embed bases/*.yaml
 var bases embed.FS
 
-// Load decodes every embedded CRD, strictly, in file-name order.
+// Load returns every embedded CRD, decoded strictly, in file-name order.
+// The files are decoded once per process; each call returns its own copies,
+// which the caller may change.
 func Load() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	decoded, err := decodeOnce()
+	if err != nil {
+		return nil, err
+	}
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, len(decoded))
+	for i, c := range decoded {
+		crds[i] = c.DeepCopy()
+	}
+	return crds, nil
+}
+
+// decodeOnce decodes the embedded files on its first call. A CLI verb loads
+// the CRDs more than once (its backend, the store, the type names), and
+// decoding the YAML is most of the cost.
+var decodeOnce = sync.OnceValues(decode)
+
+func decode() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	names, err := fs.Glob(bases, "bases/*.yaml")
 	if err != nil {
 		return nil, err
