@@ -22,6 +22,7 @@ generate: ## Generate deepcopy code from the API types.
 .PHONY: manifests
 manifests: ## Generate CRDs and RBAC from kubebuilder markers.
 	$(CONTROLLER_GEN) crd rbac:roleName=manager-role paths=./api/... paths=./controllers/... output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	cd config/crd && go generate .
 
 .PHONY: fmt
 fmt: ## Run gofmt on the code.

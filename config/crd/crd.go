@@ -21,34 +21,50 @@ limitations under the License.
 package crd
 
 import (
-	"embed"
+	"bytes"
+	_ "embed"
+	"encoding/json"
 	"fmt"
-	"io/fs"
+	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"sigs.k8s.io/yaml"
 )
 
-//go:embed bases/*.yaml
-var bases embed.FS
+//go:generate go run gen.go
 
-// Load decodes every embedded CRD, strictly, in file-name order.
+// crdsJSON is bases/*.yaml in JSON form, in file-name order: decoding the
+// YAML took most of a CLI verb's own time.
+//
+//go:embed zz_generated.crds.json
+var crdsJSON []byte
+
+// Load returns every CRD of bases/, in file-name order. They are decoded
+// once per process, strictly; each call returns its own copies, which the
+// caller may change.
 func Load() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	names, err := fs.Glob(bases, "bases/*.yaml")
+	decoded, err := decodeOnce()
 	if err != nil {
 		return nil, err
 	}
-	crds := make([]*apiextensionsv1.CustomResourceDefinition, 0, len(names))
-	for _, name := range names {
-		data, err := bases.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		crd := &apiextensionsv1.CustomResourceDefinition{}
-		if err := yaml.UnmarshalStrict(data, crd); err != nil {
-			return nil, fmt.Errorf("config/crd/%s: %w", name, err)
-		}
-		crds = append(crds, crd)
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, len(decoded))
+	for i, c := range decoded {
+		crds[i] = c.DeepCopy()
+	}
+	return crds, nil
+}
+
+// decodeOnce decodes the embedded CRDs on its first call: a CLI verb loads
+// them more than once (its backend, the store, the type names).
+var decodeOnce = sync.OnceValues(decode)
+
+// decode decodes crdsJSON as sigs.k8s.io/yaml.UnmarshalStrict decodes the
+// JSON it converts YAML to.
+func decode() ([]*apiextensionsv1.CustomResourceDefinition, error) {
+	d := json.NewDecoder(bytes.NewReader(crdsJSON))
+	d.DisallowUnknownFields()
+	var crds []*apiextensionsv1.CustomResourceDefinition
+	if err := d.Decode(&crds); err != nil {
+		return nil, fmt.Errorf("config/crd/zz_generated.crds.json: %w", err)
 	}
 	return crds, nil
 }

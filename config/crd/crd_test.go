@@ -18,13 +18,17 @@ package crd_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
+	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/tether-dev/tether/config/crd"
 )
@@ -236,4 +240,48 @@ func splitPath(path string) []string {
 		parts = append(parts, cur)
 	}
 	return parts
+}
+
+// TestJSONMatchesBases checks that zz_generated.crds.json, which Load
+// decodes, holds what bases/*.yaml holds; `make manifests` regenerates it.
+func TestJSONMatchesBases(t *testing.T) {
+	names, err := filepath.Glob(filepath.Join("bases", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := crd.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(crds) != len(names) {
+		t.Fatalf("Load returned %d CRDs, bases/ holds %d: run make manifests", len(crds), len(names))
+	}
+	for i, name := range names {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := &apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, want); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !equality.Semantic.DeepEqual(crds[i], want) {
+			t.Errorf("CRD %d of Load differs from %s: run make manifests", i, name)
+		}
+	}
+}
+
+func TestLoadReturnsCopies(t *testing.T) {
+	first, err := crd.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first[0].Spec.Group = "changed"
+	second, err := crd.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second[0].Spec.Group == "changed" {
+		t.Error("a change to one Load's CRDs shows in the next Load's")
+	}
 }

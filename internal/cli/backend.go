@@ -106,7 +106,7 @@ func (o *GlobalOptions) Backend(_ context.Context) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStore(dir, s, logr.Discard())
+	store, err := openStore(dir, s, crds, logr.Discard())
 	if err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ It is rendered from the Hook object, so it works whether or not tether run
 is running, and prints the same text as the file tether run keeps up to date.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForReading()
 			b, err := g.Backend(cmd.Context())
 			if err != nil {
 				return err

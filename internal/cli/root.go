@@ -24,6 +24,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tether-dev/tether/internal/startupgc"
 )
 
 // KubectlPluginPrefix is the file name prefix kubectl looks for on $PATH:
@@ -54,6 +56,9 @@ Kubernetes cluster, and inspected kubectl-style.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: displayName(os.Args[0])},
+		// The verb is known: back to the default GOGC, which the read
+		// verbs then raise for themselves.
+		PersistentPreRun: func(*cobra.Command, []string) { startupgc.End() },
 	}
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))

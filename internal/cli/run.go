@@ -26,6 +26,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -112,7 +113,11 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		if err != nil {
 			return err
 		}
-		store, err := openStore(dir, s, log)
+		crds, err := crd.Load()
+		if err != nil {
+			return err
+		}
+		store, err := openStore(dir, s, crds, log)
 		if err != nil {
 			return err
 		}
@@ -186,11 +191,7 @@ func (o *runOptions) clusterManager(g *GlobalOptions, s *runtime.Scheme) (manage
 	})
 }
 
-// openStore opens the local store with the embedded CRDs.
-func openStore(dir string, s *runtime.Scheme, log logr.Logger) (*filestore.Store, error) {
-	crds, err := crd.Load()
-	if err != nil {
-		return nil, err
-	}
+// openStore opens the local store serving crds, the embedded CRDs.
+func openStore(dir string, s *runtime.Scheme, crds []*apiextensionsv1.CustomResourceDefinition, log logr.Logger) (*filestore.Store, error) {
 	return filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: log.WithName("store")})
 }

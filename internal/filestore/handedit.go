@@ -36,6 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/record"
+
+	"github.com/tether-dev/tether/internal/crdschema"
 )
 
 // A hand edit is a store file changed by something other than the store:
@@ -264,15 +266,20 @@ func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, nam
 	next.SetName(name)
 	next.SetNamespace(namespace)
 	next.SetManagedFields(nil)
+	var v *crdschema.Validator
 	if r.crd {
-		if pruned := s.validator.Prune(r.gvk, next.Object); len(pruned) > 0 {
+		var err error
+		if v, err = s.validator(); err != nil {
+			return nil, field.ErrorList{field.InternalError(nil, err)}
+		}
+		if pruned := v.Prune(r.gvk, next.Object); len(pruned) > 0 {
 			var errs field.ErrorList
 			for _, p := range pruned {
 				errs = append(errs, field.NotSupported(field.NewPath(p), "", []string{"fields declared in the schema"}))
 			}
 			return nil, errs
 		}
-		if err := s.validator.Default(r.gvk, next.Object); err != nil {
+		if err := v.Default(r.gvk, next.Object); err != nil {
 			return nil, field.ErrorList{field.InternalError(nil, err)}
 		}
 	}
@@ -286,7 +293,7 @@ func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, nam
 			delete(next.Object, "status")
 		}
 		if r.crd {
-			return next, s.validator.ValidateCreate(ctx, r.gvk, next.Object)
+			return next, v.ValidateCreate(ctx, r.gvk, next.Object)
 		}
 		return next, nil
 	}
@@ -300,7 +307,7 @@ func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, nam
 		return nil, errs
 	}
 	if r.crd {
-		if errs := s.validator.ValidateUpdate(ctx, r.gvk, next.Object, last.Object); len(errs) > 0 {
+		if errs := v.ValidateUpdate(ctx, r.gvk, next.Object, last.Object); len(errs) > 0 {
 			return nil, errs
 		}
 	}

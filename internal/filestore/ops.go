@@ -55,7 +55,11 @@ func (s *Store) admit(r *resource, obj *unstructured.Unstructured, opts writeOpt
 	if !r.crd {
 		return nil
 	}
-	pruned := s.validator.Prune(r.gvk, obj.Object)
+	v, err := s.validator()
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	pruned := v.Prune(r.gvk, obj.Object)
 	if opts.strict && len(pruned) > 0 {
 		msgs := make([]string, len(pruned))
 		for i, p := range pruned {
@@ -64,7 +68,7 @@ func (s *Store) admit(r *resource, obj *unstructured.Unstructured, opts writeOpt
 		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
 			r.gvk.Kind, r.gvk.Version, r.gvk.Kind, strings.Join(msgs, ", ")))
 	}
-	return s.validator.Default(r.gvk, obj.Object)
+	return v.Default(r.gvk, obj.Object)
 }
 
 func checkSize(r *resource, obj *unstructured.Unstructured) error {
@@ -123,7 +127,11 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 	obj.SetDeletionGracePeriodSeconds(nil)
 	obj.SetManagedFields(nil)
 	if r.crd {
-		if errs := s.validator.ValidateCreate(ctx, r.gvk, obj.Object); len(errs) > 0 {
+		v, err := s.validator()
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if errs := v.ValidateCreate(ctx, r.gvk, obj.Object); len(errs) > 0 {
 			return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), errs)
 		}
 	}
@@ -199,9 +207,13 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 			return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
 		}
 		if r.crd {
-			validate := s.validator.ValidateUpdate
+			v, err := s.validator()
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			validate := v.ValidateUpdate
 			if subresource {
-				validate = s.validator.ValidateStatusUpdate
+				validate = v.ValidateStatusUpdate
 			}
 			if errs := validate(ctx, r.gvk, next.Object, old.Object); len(errs) > 0 {
 				return crdschema.ToAPIError(r.gvk, in.GetName(), errs)

@@ -84,7 +84,10 @@ func (r *resource) groupResource() schema.GroupResource {
 type Options struct {
 	// Scheme maps Go types to kinds. It must include every kind of CRDs and core/v1.
 	Scheme *runtime.Scheme
-	// CRDs are the custom resources served, validated and defaulted by their schemas.
+	// CRDs are the custom resources served, validated and defaulted by their
+	// schemas. Open does not compile the schemas: the first write or hand
+	// edit that needs them does, and fails with an internal error if they do
+	// not compile.
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// Now returns the current time; tests may replace it.
 	Now func() time.Time
@@ -99,9 +102,11 @@ type Options struct {
 
 // Store is a file-backed object store with API-server semantics.
 type Store struct {
-	dir       string
-	scheme    *runtime.Scheme
-	validator *crdschema.Validator
+	dir    string
+	scheme *runtime.Scheme
+	// validator compiles the CRDs' schemas on first use: a process that
+	// only reads never needs them.
+	validator func() (*crdschema.Validator, error)
 	byGVK     map[schema.GroupVersionKind]*resource
 	byPlural  map[string]*resource
 	mapper    meta.RESTMapper
@@ -134,14 +139,11 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := checkNotSymlink(dir); err != nil {
 		return nil, err
 	}
-	validator, err := crdschema.New(opts.CRDs)
-	if err != nil {
-		return nil, err
-	}
+	crds := opts.CRDs
 	s := &Store{
 		dir:       dir,
 		scheme:    opts.Scheme,
-		validator: validator,
+		validator: sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
 		byGVK:     map[schema.GroupVersionKind]*resource{},
 		byPlural:  map[string]*resource{},
 		now:       opts.Now,

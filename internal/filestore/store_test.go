@@ -398,3 +398,26 @@ func TestGetAfterWatchEventIsNeverOlder(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSchemasCompileOnFirstWrite: Open does not compile the schemas, so a
+// reader never pays for it; a schema that does not compile fails the write.
+func TestSchemasCompileOnFirstWrite(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	if err := s.Client().Create(context.Background(), hook("kept")); err != nil {
+		t.Fatal(err)
+	}
+	broken := openStore(t, dir, func(o *filestore.Options) {
+		for _, c := range o.CRDs {
+			c.Spec.PreserveUnknownFields = true
+		}
+	})
+	got := &agentsv1alpha1.Hook{}
+	if err := broken.Client().Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "kept"}, got); err != nil {
+		t.Fatalf("get with schemas that do not compile: %v", err)
+	}
+	err := broken.Client().Create(context.Background(), hook("new"))
+	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "preserveUnknownFields") {
+		t.Errorf("create with schemas that do not compile: %v, want an internal error naming the cause", err)
+	}
+}
