@@ -50,6 +50,9 @@ func writeFileAtomicIf(path string, data []byte, stillWanted func(replaced strin
 // not yet in place.
 type tempFile struct {
 	path, name string
+	// renamed is set once a plain rename moved the temp file into place,
+	// leaving nothing under its name.
+	renamed bool
 }
 
 // writeTemp writes data to a temp file in path's directory and fsyncs it.
@@ -89,11 +92,20 @@ func (t *tempFile) install(stillWanted func(replaced string) bool) error {
 	if err := os.Rename(t.name, t.path); err != nil {
 		return err
 	}
+	t.renamed = true
 	return syncDir(filepath.Dir(t.path))
 }
 
+// left tells whether a file may remain under the temp name: the temp file
+// itself, or the file an exchange put there.
+func (t *tempFile) left() bool { return !t.renamed }
+
 // discard removes the temp file if it was not installed.
-func (t *tempFile) discard() { _ = os.Remove(t.name) }
+func (t *tempFile) discard() {
+	if t.left() {
+		_ = os.Remove(t.name)
+	}
+}
 
 func exchangeIfWanted(tmp, path string, stillWanted func(replaced string) bool) error {
 	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {

@@ -112,6 +112,8 @@ type Store struct {
 	keep      int
 	// mu orders this process's readers and writers; the flock orders processes.
 	mu sync.RWMutex
+	// removals are the background removals of replaced files, which Close awaits.
+	removals sync.WaitGroup
 }
 
 // Open opens, creating it 0700 if needed, the store directory dir.
@@ -197,8 +199,17 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close releases the store's files.
-func (s *Store) Close() error { return s.journal.close() }
+// Close releases the store's files, after the removals of replaced files.
+func (s *Store) Close() error {
+	s.removals.Wait()
+	return s.journal.close()
+}
+
+// removeLater removes the file at path in the background. It is for files
+// no reader can reach any longer: temp names holding replaced content.
+func (s *Store) removeLater(path string) {
+	s.removals.Go(func() { _ = os.Remove(path) })
+}
 
 // RESTMapper maps the served kinds to resources.
 func (s *Store) RESTMapper() meta.RESTMapper { return s.mapper }
@@ -570,7 +581,13 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			stillWanted = storeWritten
 		}
 		err = tmp.install(stillWanted)
-		tmp.discard()
+		if tmp.left() {
+			// What is left under the temp name (the replaced file, or ours
+			// given back) is unreachable; unlinking it frees its blocks,
+			// which takes as long as a small write, so it is done after
+			// this write returns.
+			s.removeLater(tmp.name)
+		}
 		if err != nil {
 			return err
 		}
