@@ -116,6 +116,15 @@ func (j *journal) cachedTail(fi os.FileInfo) *entry {
 	return nil
 }
 
+// rememberedTail returns the last entry this process appended or read,
+// whether or not the journal has grown since; nil when there is none. Its
+// resourceVersion is unique in the store's history all the same.
+func (j *journal) rememberedTail() *entry {
+	j.tailMu.Lock()
+	defer j.tailMu.Unlock()
+	return j.tail
+}
+
 // rememberTail caches e as the last entry of f in the state fi describes.
 func (j *journal) rememberTail(e *entry, fi os.FileInfo) {
 	j.tailMu.Lock()
