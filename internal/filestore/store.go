@@ -599,7 +599,7 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		// The journal entry and the new file's content are independent until
 		// the rename, so their two fsyncs overlap; the rename waits for both,
 		// which keeps "journal first" for every file a reader can see.
-		tmp, err := s.journalAndTemp(e, path, rv, js)
+		tmp, err := s.journalAndTemp(e, path, rv, obj.Object, js)
 		if err != nil {
 			return err
 		}
@@ -656,8 +656,8 @@ func (s *Store) removeObjectFile(path string, rv uint64) error {
 
 // journalAndTemp appends e to the journal while writing the object file's
 // new content to a temp file beside path, and waits for both to be durable.
-func (s *Store) journalAndTemp(e *entry, path string, rv uint64, objJSON []byte) (*tempFile, error) {
-	body, err := yaml.JSONToYAML(objJSON)
+func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*tempFile, error) {
+	body, err := objectYAML(obj, objJSON)
 	if err != nil {
 		return nil, err
 	}
