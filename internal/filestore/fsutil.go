@@ -19,6 +19,7 @@ package filestore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -57,26 +58,43 @@ type tempFile struct {
 
 // writeTemp writes data to a temp file in path's directory and fsyncs it.
 func writeTemp(path string, data []byte) (*tempFile, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	f, err := createTemp(path)
 	if err != nil {
 		return nil, err
 	}
-	t := &tempFile{path: path, name: tmp.Name()}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
+	return fillTemp(path, f, data)
+}
+
+// createTemp creates an empty temp file in path's directory, making the
+// directory first only when it is missing: every write would otherwise
+// pay a stat for a directory that nearly always exists.
+func createTemp(path string) (*os.File, error) {
+	dir, pattern := filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*"
+	f, err := os.CreateTemp(dir, pattern)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		f, err = os.CreateTemp(dir, pattern)
+	}
+	return f, err
+}
+
+// fillTemp writes data to f, a temp file from createTemp for path, fsyncs
+// and closes it.
+func fillTemp(path string, f *os.File, data []byte) (*tempFile, error) {
+	t := &tempFile{path: path, name: f.Name()}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
 		t.discard()
 		return nil, err
 	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
 		t.discard()
 		return nil, err
 	}
-	if err := tmp.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		t.discard()
 		return nil, err
 	}
