@@ -207,7 +207,9 @@ func (s *Store) Close() error {
 }
 
 // removeLater removes the file at path in the background. It is for files
-// no reader can reach any longer: temp names holding replaced content.
+// no reader can reach any longer: temp names holding replaced content. A
+// process that exits without Close may leave such a file behind, as a
+// crash at that moment always could; nothing reads dot files.
 func (s *Store) removeLater(path string) {
 	s.removals.Go(func() { _ = os.Remove(path) })
 }
