@@ -19,6 +19,7 @@ package filestore
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -50,30 +51,50 @@ func writeFileAtomicIf(path string, data []byte, stillWanted func(replaced strin
 // not yet in place.
 type tempFile struct {
 	path, name string
+	// renamed is set once a plain rename moved the temp file into place,
+	// leaving nothing under its name.
+	renamed bool
 }
 
 // writeTemp writes data to a temp file in path's directory and fsyncs it.
 func writeTemp(path string, data []byte) (*tempFile, error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, err
-	}
-	tmp, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
+	f, err := createTemp(path)
 	if err != nil {
 		return nil, err
 	}
-	t := &tempFile{path: path, name: tmp.Name()}
-	if _, err := tmp.Write(data); err != nil {
-		_ = tmp.Close()
+	return fillTemp(path, f, data)
+}
+
+// createTemp creates an empty temp file in path's directory, making the
+// directory first only when it is missing: every write would otherwise
+// pay a stat for a directory that nearly always exists.
+func createTemp(path string) (*os.File, error) {
+	dir, pattern := filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*"
+	f, err := os.CreateTemp(dir, pattern)
+	if errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+		f, err = os.CreateTemp(dir, pattern)
+	}
+	return f, err
+}
+
+// fillTemp writes data to f, a temp file from createTemp for path, fsyncs
+// and closes it.
+func fillTemp(path string, f *os.File, data []byte) (*tempFile, error) {
+	t := &tempFile{path: path, name: f.Name()}
+	if _, err := f.Write(data); err != nil {
+		_ = f.Close()
 		t.discard()
 		return nil, err
 	}
-	if err := tmp.Sync(); err != nil {
-		_ = tmp.Close()
+	if err := f.Sync(); err != nil {
+		_ = f.Close()
 		t.discard()
 		return nil, err
 	}
-	if err := tmp.Close(); err != nil {
+	if err := f.Close(); err != nil {
 		t.discard()
 		return nil, err
 	}
@@ -89,11 +110,20 @@ func (t *tempFile) install(stillWanted func(replaced string) bool) error {
 	if err := os.Rename(t.name, t.path); err != nil {
 		return err
 	}
+	t.renamed = true
 	return syncDir(filepath.Dir(t.path))
 }
 
+// left tells whether a file may remain under the temp name: the temp file
+// itself, or the file an exchange put there.
+func (t *tempFile) left() bool { return !t.renamed }
+
 // discard removes the temp file if it was not installed.
-func (t *tempFile) discard() { _ = os.Remove(t.name) }
+func (t *tempFile) discard() {
+	if t.left() {
+		_ = os.Remove(t.name)
+	}
+}
 
 func exchangeIfWanted(tmp, path string, stillWanted func(replaced string) bool) error {
 	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {

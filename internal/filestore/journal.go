@@ -23,6 +23,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
+	"time"
 )
 
 // EventType is the type of a journal entry, as in a Kubernetes watch.
@@ -56,6 +58,19 @@ type entry struct {
 type journal struct {
 	path string
 	f    *os.File
+
+	// tailMu guards the tail cache, which concurrent readers (under the
+	// shared lock) fill too.
+	tailMu sync.Mutex
+	// tail is the last complete entry of f when f had tailSize bytes and
+	// modification time tailMod, as this process last appended or read it.
+	// Entries are only ever appended to f, and only a torn, incomplete line
+	// is ever cut off its end; a compaction writes a new file, which
+	// refresh and compact open anew (and reset tail). So while f still has
+	// tailSize bytes it holds the same entries, and tail is still its last.
+	tail     *entry
+	tailSize int64
+	tailMod  time.Time
 }
 
 func openJournal(path string) (*journal, error) {
@@ -75,10 +90,53 @@ func (j *journal) append(e *entry) error {
 		return err
 	}
 	line = append(line, '\n')
+	j.forgetTail()
 	if _, err := j.f.Write(line); err != nil {
 		return err
 	}
-	return j.f.Sync()
+	if err := j.f.Sync(); err != nil {
+		return err
+	}
+	if fi, err := j.f.Stat(); err == nil {
+		last := *e
+		last.Object = append(json.RawMessage(nil), e.Object...)
+		j.rememberTail(&last, fi)
+	}
+	return nil
+}
+
+// cachedTail returns the cached last entry when f is still in the state it
+// was cached for (see journal.tail), or nil.
+func (j *journal) cachedTail(fi os.FileInfo) *entry {
+	j.tailMu.Lock()
+	defer j.tailMu.Unlock()
+	if j.tail != nil && fi.Size() == j.tailSize && fi.ModTime().Equal(j.tailMod) {
+		return j.tail
+	}
+	return nil
+}
+
+// rememberedTail returns the last entry this process appended or read,
+// whether or not the journal has grown since; nil when there is none. Its
+// resourceVersion is unique in the store's history all the same.
+func (j *journal) rememberedTail() *entry {
+	j.tailMu.Lock()
+	defer j.tailMu.Unlock()
+	return j.tail
+}
+
+// rememberTail caches e as the last entry of f in the state fi describes.
+func (j *journal) rememberTail(e *entry, fi os.FileInfo) {
+	j.tailMu.Lock()
+	defer j.tailMu.Unlock()
+	j.tail, j.tailSize, j.tailMod = e, fi.Size(), fi.ModTime()
+}
+
+// forgetTail drops the cached last entry.
+func (j *journal) forgetTail() {
+	j.tailMu.Lock()
+	defer j.tailMu.Unlock()
+	j.tail = nil
 }
 
 // repairTail truncates a torn last line, left by a writer killed during an
@@ -87,6 +145,9 @@ func (j *journal) repairTail() error {
 	fi, err := j.f.Stat()
 	if err != nil || fi.Size() == 0 {
 		return err
+	}
+	if j.cachedTail(fi) != nil {
+		return nil // ends with the cached entry's newline
 	}
 	last := make([]byte, 1)
 	if _, err := j.f.ReadAt(last, fi.Size()-1); err != nil {
@@ -99,6 +160,7 @@ func (j *journal) repairTail() error {
 	if err != nil {
 		return err
 	}
+	j.forgetTail()
 	if err := j.f.Truncate(end); err != nil {
 		return err
 	}
@@ -124,10 +186,15 @@ func lastNewline(f *os.File, size int64) (int64, error) {
 }
 
 // lastEntry returns the last complete entry, or nil for an empty journal.
+// The caller holds the store's lock, shared or exclusive, and must not
+// modify the entry.
 func (j *journal) lastEntry() (*entry, error) {
 	fi, err := j.f.Stat()
 	if err != nil {
 		return nil, err
+	}
+	if e := j.cachedTail(fi); e != nil {
+		return e, nil
 	}
 	end, err := lastNewline(j.f, fi.Size())
 	if err != nil || end == 0 {
@@ -144,6 +211,9 @@ func (j *journal) lastEntry() (*entry, error) {
 	e := &entry{}
 	if err := json.Unmarshal(line, e); err != nil {
 		return nil, fmt.Errorf("%s: corrupt entry at offset %d: %w", j.path, start, err)
+	}
+	if end == fi.Size() {
+		j.rememberTail(e, fi)
 	}
 	return e, nil
 }
@@ -284,6 +354,7 @@ func (j *journal) compact(keep int) error {
 	if err != nil {
 		return err
 	}
+	j.forgetTail()
 	_ = j.f.Close()
 	j.f = f
 	return nil
@@ -309,6 +380,7 @@ func (j *journal) refresh() error {
 	if err != nil {
 		return err
 	}
+	j.forgetTail()
 	_ = j.f.Close()
 	j.f = f
 	return nil

@@ -219,14 +219,16 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 				return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
 			}
 		}
-		if !subresource && !bytes.Equal(contentWithout(old, "metadata", "status"), contentWithout(next, "metadata", "status")) {
+		specChanged := !subresource && !bytes.Equal(contentWithout(old, "metadata", "status"), contentWithout(next, "metadata", "status"))
+		if specChanged {
 			next.SetGeneration(old.GetGeneration() + 1)
 		}
 		if err := checkSize(r, next); err != nil {
 			return err
 		}
 		out = next
-		if sameContent(old, next) || opts.dryRun {
+		// A changed spec is a change; only otherwise is the whole object compared.
+		if !specChanged && sameContent(old, next) || opts.dryRun {
 			return nil
 		}
 		if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {

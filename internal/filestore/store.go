@@ -28,6 +28,7 @@ limitations under the License.
 package filestore
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -117,6 +118,8 @@ type Store struct {
 	keep      int
 	// mu orders this process's readers and writers; the flock orders processes.
 	mu sync.RWMutex
+	// removals are the background removals of replaced files, which Close awaits.
+	removals sync.WaitGroup
 }
 
 // Open opens, creating it 0700 if needed, the store directory dir.
@@ -199,8 +202,19 @@ func Open(dir string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// Close releases the store's files.
-func (s *Store) Close() error { return s.journal.close() }
+// Close releases the store's files, after the removals of replaced files.
+func (s *Store) Close() error {
+	s.removals.Wait()
+	return s.journal.close()
+}
+
+// removeLater removes the file at path in the background. It is for files
+// no reader can reach any longer: temp names holding replaced content. A
+// process that exits without Close may leave such a file behind, as a
+// crash at that moment always could; nothing reads dot files.
+func (s *Store) removeLater(path string) {
+	s.removals.Go(func() { _ = os.Remove(path) })
+}
 
 // RESTMapper maps the served kinds to resources.
 func (s *Store) RESTMapper() meta.RESTMapper { return s.mapper }
@@ -296,7 +310,16 @@ func (s *Store) objectPath(r *resource, namespace, name string) string {
 	return filepath.Join(s.objectDir(r, namespace), name+fileSuffix)
 }
 
-var header = regexp.MustCompile(`^# Managed by tether \(resourceVersion (\d+), sha256 ([0-9a-f]{64})\)\.[^\n]*\n`)
+// The header line of a store-written file is
+//
+//	# Managed by tether (resourceVersion RV, sha256 SUM). ...rest of the line
+//
+// where SUM is the lowercase hex SHA-256 of everything after the line.
+const (
+	headerStart  = "# Managed by tether (resourceVersion "
+	headerSumTag = ", sha256 "
+	headerEnd    = ")."
+)
 
 func fileHeader(rv uint64, body []byte) string {
 	sum := sha256.Sum256(body)
@@ -326,18 +349,56 @@ func readHeaderRV(path string) (uint64, bool) {
 	return rv, ok
 }
 
+// parseHeader splits a file into its header's resourceVersion and the body
+// after the header line; ok is true only when the header is well formed
+// and its checksum matches the body. Without a header, body is all of data.
+// It is written out by hand rather than with a regular expression because
+// every write reads two or three headers.
 func parseHeader(data []byte) (rv uint64, body []byte, ok bool) {
-	m := header.FindSubmatchIndex(data)
-	if m == nil {
+	rest, found := bytes.CutPrefix(data, []byte(headerStart))
+	if !found {
 		return 0, data, false
 	}
-	body = data[m[1]:]
-	sum := sha256.Sum256(body)
-	if hex.EncodeToString(sum[:]) != string(data[m[4]:m[5]]) {
+	digits := 0
+	for digits < len(rest) && '0' <= rest[digits] && rest[digits] <= '9' {
+		digits++
+	}
+	rvText := rest[:digits]
+	rest, found = bytes.CutPrefix(rest[digits:], []byte(headerSumTag))
+	if digits == 0 || !found || len(rest) < 2*sha256.Size {
+		return 0, data, false
+	}
+	var sum [sha256.Size]byte
+	for i := range sum {
+		hi, okHi := lowerHexDigit(rest[2*i])
+		lo, okLo := lowerHexDigit(rest[2*i+1])
+		if !okHi || !okLo {
+			return 0, data, false
+		}
+		sum[i] = hi<<4 | lo
+	}
+	rest, found = bytes.CutPrefix(rest[2*sha256.Size:], []byte(headerEnd))
+	nl := bytes.IndexByte(rest, '\n')
+	if !found || nl < 0 {
+		return 0, data, false
+	}
+	body = rest[nl+1:]
+	if sha256.Sum256(body) != sum {
 		return 0, body, false
 	}
-	rv, err := strconv.ParseUint(string(data[m[2]:m[3]]), 10, 64)
+	rv, err := strconv.ParseUint(string(rvText), 10, 64)
 	return rv, body, err == nil
+}
+
+// lowerHexDigit returns the value of a lowercase hexadecimal digit.
+func lowerHexDigit(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // storedObject is an object as read from its file.
@@ -378,7 +439,12 @@ func (s *Store) readObjectFile(path string) (*storedObject, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, body, ok := parseHeader(data)
+	rv, body, ok := parseHeader(data)
+	if ok {
+		if obj := s.fromJournalTail(path, rv); obj != nil {
+			return &storedObject{obj: obj}, nil
+		}
+	}
 	offset := strings.Count(string(data[:len(data)-len(body)]), "\n")
 	js, err := yaml.YAMLToJSONStrict(body)
 	if err != nil {
@@ -403,6 +469,33 @@ func (s *Store) readObjectFile(path string) (*storedObject, error) {
 		ok = false
 	}
 	return &storedObject{obj: obj, handEdited: !ok}, nil
+}
+
+// fromJournalTail decodes the object of a store-written file at path with
+// resourceVersion rv from the journal's last entry, when that entry is this
+// very version of this object: the store wrote the file from the entry's
+// JSON, so decoding that JSON gives the same object as parsing the file's
+// YAML, several times faster. This is the common case of reading an object
+// just written, as an update after a create or a status update does. It
+// returns nil otherwise.
+func (s *Store) fromJournalTail(path string, rv uint64) *unstructured.Unstructured {
+	e := s.journal.rememberedTail()
+	if e == nil || e.RV != rv || e.Type == Deleted {
+		return nil
+	}
+	r, ns, name, ok := s.keyOfPath(path)
+	if !ok || r.plural != e.Resource || ns != e.Namespace || name != e.Name {
+		return nil
+	}
+	var content map[string]interface{}
+	if err := utiljson.Unmarshal(e.Object, &content); err != nil || content == nil {
+		return nil
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	if obj.GetName() != name || obj.GetNamespace() != ns {
+		return nil
+	}
+	return obj
 }
 
 // get reads one object. The caller may hold either lock, or none: renames
@@ -558,7 +651,7 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		// The journal entry and the new file's content are independent until
 		// the rename, so their two fsyncs overlap; the rename waits for both,
 		// which keeps "journal first" for every file a reader can see.
-		tmp, err := s.journalAndTemp(e, path, rv, js)
+		tmp, err := s.journalAndTemp(e, path, rv, obj.Object, js)
 		if err != nil {
 			return err
 		}
@@ -572,7 +665,13 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			stillWanted = storeWritten
 		}
 		err = tmp.install(stillWanted)
-		tmp.discard()
+		if tmp.left() {
+			// What is left under the temp name (the replaced file, or ours
+			// given back) is unreachable; unlinking it frees its blocks,
+			// which takes as long as a small write, so it is done after
+			// this write returns.
+			s.removeLater(tmp.name)
+		}
 		if err != nil {
 			return err
 		}
@@ -609,8 +708,8 @@ func (s *Store) removeObjectFile(path string, rv uint64) error {
 
 // journalAndTemp appends e to the journal while writing the object file's
 // new content to a temp file beside path, and waits for both to be durable.
-func (s *Store) journalAndTemp(e *entry, path string, rv uint64, objJSON []byte) (*tempFile, error) {
-	body, err := yaml.JSONToYAML(objJSON)
+func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*tempFile, error) {
+	body, err := objectYAML(obj, objJSON)
 	if err != nil {
 		return nil, err
 	}

@@ -277,6 +277,52 @@ func TestTornJournalTailIsRepaired(t *testing.T) {
 	}
 }
 
+// TestStoresSharingADirectory alternates writes between two stores open
+// on one directory, as two processes would be, with a torn tail left in
+// between: each store must see the other's journal appends, however much
+// it remembers of its own.
+func TestStoresSharingADirectory(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	stores := []*filestore.Store{openStore(t, dir), openStore(t, dir)}
+	for i := range 12 {
+		if i == 5 {
+			f, err := os.OpenFile(filepath.Join(dir, "journal"), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString(`{"rv":99,"type":"ADDED","reso`); err != nil {
+				t.Fatal(err)
+			}
+			_ = f.Close()
+		}
+		c := stores[i%2].Client()
+		h := hook(fmt.Sprintf("shared-%d", i))
+		if err := c.Create(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if want := strconv.Itoa(2*i + 1); h.ResourceVersion != want {
+			t.Fatalf("create %d: resourceVersion %s, want %s", i, h.ResourceVersion, want)
+		}
+		h.Spec.Goal = "updated"
+		if err := stores[(i+1)%2].Client().Update(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if want := strconv.Itoa(2*i + 2); h.ResourceVersion != want {
+			t.Fatalf("update %d: resourceVersion %s, want %s", i, h.ResourceVersion, want)
+		}
+	}
+	for _, s := range stores {
+		list := &agentsv1alpha1.HookList{}
+		if err := s.Client().List(ctx, list); err != nil {
+			t.Fatal(err)
+		}
+		if len(list.Items) != 12 || list.ResourceVersion != "24" {
+			t.Fatalf("list: %d items at resourceVersion %s, want 12 at 24", len(list.Items), list.ResourceVersion)
+		}
+	}
+}
+
 func TestInterruptedWriteRollsForward(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
