@@ -50,7 +50,7 @@ func TestJournalTailReadMatchesFile(t *testing.T) {
 		"yes", "no", "null", "~", "1e3", "0x1F", "012", "-", "a: b", "- x", "#", "'q'", "\"q\"",
 		"line\nbreak\n", " lead", "trail ", "tab\there", "ünïcødé ✓", "\u2028", "",
 		int64(0), int64(-1), int64(math.MaxInt64), int64(math.MinInt64),
-		0.5, 1e-7, 1e21, 1e6, 3.0, 1e19, -0.0, true, false, nil,
+		0.5, 1e-7, 1e21, 1e6, 3.0, 1e19, math.Copysign(0, -1), true, false, nil,
 		[]interface{}{}, map[string]interface{}{}, []interface{}{"a", int64(1), nil},
 		map[string]interface{}{"1": "one", "true": "t", "": "empty", "a b": "c"},
 	}
