@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -126,19 +127,68 @@ func (t *tempFile) discard() {
 }
 
 func exchangeIfWanted(tmp, path string, stillWanted func(replaced string) bool) error {
-	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
+	// Files are told apart by inode, so each one compared is held open:
+	// an unlinked inode that is still open cannot be reused by a new save.
+	placed, err := os.Open(tmp)
+	if err != nil {
+		return err
+	}
+	held := []*os.File{placed}
+	defer func() {
+		for _, f := range held {
+			_ = f.Close()
+		}
+	}()
+	if err := exchange(tmp, path); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil // the file was removed meanwhile; its removal is adopted on its own
 		}
 		return err
 	}
-	if !stillWanted(tmp) {
-		// Someone saved a newer version just before the exchange: give it back.
-		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, path, unix.RENAME_EXCHANGE); err != nil {
+	if stillWanted(tmp) {
+		return syncDir(filepath.Dir(path))
+	}
+	// Someone saved a newer version just before the exchange: give it back.
+	// Another save may land at path meanwhile, replacing the file just put
+	// there; the exchange would then carry that newest save to tmp, so it
+	// is put back in turn, until what comes out is the file put in place
+	// before, now superseded.
+	for range maxGiveBacks {
+		next, err := os.Open(tmp)
+		if err != nil {
 			return err
 		}
+		held = append(held, next)
+		if err := exchange(tmp, path); err != nil {
+			return err
+		}
+		came, err := os.Lstat(tmp)
+		if err != nil {
+			return err
+		}
+		was, err := placed.Stat()
+		if err != nil {
+			return err
+		}
+		if os.SameFile(came, was) {
+			return syncDir(filepath.Dir(path))
+		}
+		placed = next
 	}
-	return syncDir(filepath.Dir(path))
+	// The file keeps being saved; keep the one in hand beside it rather than lose it.
+	aside := fmt.Sprintf("%s.unsaved-%d", path, time.Now().UnixNano())
+	if err := os.Rename(tmp, aside); err != nil {
+		return err
+	}
+	return fmt.Errorf("%s was saved %d times during one write; the version in hand is kept as %s", path, maxGiveBacks, aside)
+}
+
+// maxGiveBacks bounds how often exchangeIfWanted hands a person's newer
+// save back in one write.
+const maxGiveBacks = 64
+
+func exchange(a, b string) error {
+	return unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE)
 }
 
 // removeFileDurable removes path and fsyncs its directory.

@@ -17,6 +17,7 @@ limitations under the License.
 package filestore
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -66,6 +67,56 @@ func TestRewriteNeverLosesANewerSave(t *testing.T) {
 			}
 			entries, _ := os.ReadDir(filepath.Dir(path))
 			if len(entries) != 1 {
+				t.Fatalf("left behind %d entries, want only the file", len(entries))
+			}
+		})
+	}
+}
+
+// save replaces path with a new file holding content, as an editor does.
+func save(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".swp"
+	if err := os.WriteFile(tmp, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestGiveBackKeepsASaveThatLandsDuringIt covers saves that land while the
+// store hands a newer save back: each one replaces the store's form at the
+// path, and the hand-back must not carry it away with the store's form.
+func TestGiveBackKeepsASaveThatLandsDuringIt(t *testing.T) {
+	for _, during := range []int{1, 2, 5} {
+		t.Run(fmt.Sprintf("%d saves during the hand-back", during), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "obj.yaml")
+			save(t, path, "first edit\n")
+			read, err := os.Lstat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			save(t, path, "second edit\n")
+			checks := 0
+			err = writeFileAtomicIf(path, []byte("store form\n"), func(replaced string) bool {
+				checks++
+				for i := range during {
+					save(t, path, fmt.Sprintf("save %d during the hand-back\n", i+1))
+				}
+				return isFile(replaced, read)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("save %d during the hand-back\n", during)
+			if got, err := os.ReadFile(path); err != nil || string(got) != want {
+				t.Fatalf("file holds %q (%v), want the newest save %q", got, err, want)
+			}
+			if checks != 1 {
+				t.Fatalf("stillWanted called %d times, want 1", checks)
+			}
+			if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
 				t.Fatalf("left behind %d entries, want only the file", len(entries))
 			}
 		})

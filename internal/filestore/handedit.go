@@ -140,8 +140,10 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 		return nil
 	}
 	{
-		fi, _ := os.Lstat(path)
-		so, err := s.readObjectFile(path)
+		so, fi, held, err := s.readObjectFileStat(path)
+		if held != nil {
+			defer func() { _ = held.Close() }()
+		}
 		if errors.Is(err, os.ErrNotExist) {
 			return s.adoptRemoval(r, namespace, name)
 		}

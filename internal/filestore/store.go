@@ -439,6 +439,39 @@ func (s *Store) readObjectFile(path string) (*storedObject, error) {
 	if err != nil {
 		return nil, err
 	}
+	return s.decodeObjectFile(path, data)
+}
+
+// readObjectFileStat is readObjectFile that also returns the identity of
+// the file it read, taken from the same open file: a stat of the path and
+// a read of it are two lookups, and a save landing between them would pair
+// one file's identity with another's content. The file stays open until
+// the caller closes it, so that its inode, which identifies it, cannot be
+// reused by a later save meanwhile.
+func (s *Store) readObjectFileStat(path string) (*storedObject, os.FileInfo, *os.File, error) {
+	if err := checkNotSymlink(path); err != nil {
+		return nil, nil, nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, nil, err
+	}
+	data := bytes.NewBuffer(make([]byte, 0, fi.Size()+512))
+	if _, err := data.ReadFrom(f); err != nil {
+		_ = f.Close()
+		return nil, nil, nil, err
+	}
+	so, err := s.decodeObjectFile(path, data.Bytes())
+	return so, fi, f, err
+}
+
+// decodeObjectFile decodes the content data of the store file at path.
+func (s *Store) decodeObjectFile(path string, data []byte) (*storedObject, error) {
 	rv, body, ok := parseHeader(data)
 	if ok {
 		if obj := s.fromJournalTail(path, rv); obj != nil {
