@@ -123,8 +123,9 @@ spec:
 	e.write("mul.go", "package calc\n\nfunc Mul(a, b int) int { return a * b }\n")
 	e.write("mul_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestMul(t *testing.T) {\n\tif Mul(2, 3) != 6 {\n\t\tt.Fatal(\"2*3\")\n\t}\n}\n")
 	e.ok("step", "done", "task")
-	e.ok("step", "begin", "task", "--working-on", "documenting Mul")
+	// The heartbeat is written while step begin runs, so it is no earlier than this.
 	began := time.Now()
+	e.ok("step", "begin", "task", "--working-on", "documenting Mul")
 	// The agent crashes here: no heartbeat, no step done.
 
 	e.waitGet("task", 20*time.Second, "{.status.state}", string(v1.HookRecovering))
