@@ -310,16 +310,7 @@ func (s *Store) objectPath(r *resource, namespace, name string) string {
 	return filepath.Join(s.objectDir(r, namespace), name+fileSuffix)
 }
 
-// The header line of a store-written file is
-//
-//	# Managed by tether (resourceVersion RV, sha256 SUM). ...rest of the line
-//
-// where SUM is the lowercase hex SHA-256 of everything after the line.
-const (
-	headerStart  = "# Managed by tether (resourceVersion "
-	headerSumTag = ", sha256 "
-	headerEnd    = ")."
-)
+var header = regexp.MustCompile(`^# Managed by tether \(resourceVersion (\d+), sha256 ([0-9a-f]{64})\)\.[^\n]*\n`)
 
 func fileHeader(rv uint64, body []byte) string {
 	sum := sha256.Sum256(body)
@@ -349,56 +340,18 @@ func readHeaderRV(path string) (uint64, bool) {
 	return rv, ok
 }
 
-// parseHeader splits a file into its header's resourceVersion and the body
-// after the header line; ok is true only when the header is well formed
-// and its checksum matches the body. Without a header, body is all of data.
-// It is written out by hand rather than with a regular expression because
-// every write reads two or three headers.
 func parseHeader(data []byte) (rv uint64, body []byte, ok bool) {
-	rest, found := bytes.CutPrefix(data, []byte(headerStart))
-	if !found {
+	m := header.FindSubmatchIndex(data)
+	if m == nil {
 		return 0, data, false
 	}
-	digits := 0
-	for digits < len(rest) && '0' <= rest[digits] && rest[digits] <= '9' {
-		digits++
-	}
-	rvText := rest[:digits]
-	rest, found = bytes.CutPrefix(rest[digits:], []byte(headerSumTag))
-	if digits == 0 || !found || len(rest) < 2*sha256.Size {
-		return 0, data, false
-	}
-	var sum [sha256.Size]byte
-	for i := range sum {
-		hi, okHi := lowerHexDigit(rest[2*i])
-		lo, okLo := lowerHexDigit(rest[2*i+1])
-		if !okHi || !okLo {
-			return 0, data, false
-		}
-		sum[i] = hi<<4 | lo
-	}
-	rest, found = bytes.CutPrefix(rest[2*sha256.Size:], []byte(headerEnd))
-	nl := bytes.IndexByte(rest, '\n')
-	if !found || nl < 0 {
-		return 0, data, false
-	}
-	body = rest[nl+1:]
-	if sha256.Sum256(body) != sum {
+	body = data[m[1]:]
+	sum := sha256.Sum256(body)
+	if hex.EncodeToString(sum[:]) != string(data[m[4]:m[5]]) {
 		return 0, body, false
 	}
-	rv, err := strconv.ParseUint(string(rvText), 10, 64)
+	rv, err := strconv.ParseUint(string(data[m[2]:m[3]]), 10, 64)
 	return rv, body, err == nil
-}
-
-// lowerHexDigit returns the value of a lowercase hexadecimal digit.
-func lowerHexDigit(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
 }
 
 // storedObject is an object as read from its file.
