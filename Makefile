@@ -65,7 +65,7 @@ TORTURE_KILLS ?= 2000
 
 .PHONY: torture
 torture: ## Kill a store writer with SIGKILL TORTURE_KILLS times and check every acknowledged write survived.
-	TETHER_CRASH_KILLS=$(TORTURE_KILLS) go test -count=1 -run '^TestCrashSafety$$' -v -timeout 60m ./internal/filestore
+	TETHER_CRASH_KILLS=$(TORTURE_KILLS) go test -count=1 -run '^TestCrashSafety$$' -v -timeout 60m ./internal/store/filestore
 
 BENCH_TIME ?= 1s
 

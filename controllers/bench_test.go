@@ -30,8 +30,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/hookfsm"
-	"github.com/tether-dev/tether/internal/recoveryfile"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
 func percentile(d []time.Duration, p float64) time.Duration {

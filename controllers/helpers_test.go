@@ -32,11 +32,11 @@ import (
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/eventsink"
-	"github.com/tether-dev/tether/internal/filestore"
-	"github.com/tether-dev/tether/internal/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/storemanager"
+	"github.com/tether-dev/tether/internal/store/eventsink"
+	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/store/storemanager"
 )
 
 // storeEnv is a file store in a temp directory.

@@ -33,7 +33,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/recoveryfile"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
 // HookControllerName names the Hook reconciler in Events, history entries

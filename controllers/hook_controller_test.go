@@ -33,8 +33,8 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/controllers"
-	"github.com/tether-dev/tether/internal/hookfsm"
-	"github.com/tether-dev/tether/internal/recoveryfile"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
 var t0 = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)

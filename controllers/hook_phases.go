@@ -28,7 +28,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
 )
 
 // hookScope carries one reconcile of one Hook through its phases.

@@ -31,7 +31,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/retention"
+	"github.com/tether-dev/tether/internal/hook/retention"
 )
 
 // RetentionControllerName names the retention reconciler in Events and logs.

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/recoveryfile"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
 // Options configure every reconciler SetupAll registers.

@@ -34,11 +34,11 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/eventsink"
-	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/storemanager"
-	"github.com/tether-dev/tether/internal/supervise"
+	"github.com/tether-dev/tether/internal/store/eventsink"
+	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/store/storemanager"
+	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
 // crashLatencies are the delays from a kill to each effect, one per kill.

@@ -23,7 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/supervise"
+	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
 // procTable holds the processes this run of the reconciler watches. It is

@@ -40,8 +40,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/hookfsm"
-	"github.com/tether-dev/tether/internal/testenv"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/testing/testenv"
 )
 
 // agentEnv is one test's store, tether home and git workspace.

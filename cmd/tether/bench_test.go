@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tether-dev/tether/internal/testenv"
+	"github.com/tether-dev/tether/internal/testing/testenv"
 )
 
 // populate creates n Hooks like testdata/hooks/running.yaml, status

@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tetherv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/testenv"
+	"github.com/tether-dev/tether/internal/testing/testenv"
 )
 
 // seedRelated adds a Checkpoint of running-example and an Event about it.

@@ -31,9 +31,9 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/filestore"
 	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/testenv"
+	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/testing/testenv"
 )
 
 var fixtures = []string{"running.yaml", "completed.yaml", "initializing.yaml"}

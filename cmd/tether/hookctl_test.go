@@ -34,8 +34,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/hookfsm"
-	"github.com/tether-dev/tether/internal/recoveryfile"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
 // putHook creates h and then writes its status, as the reconcilers and

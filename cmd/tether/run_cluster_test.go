@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/internal/cli"
-	"github.com/tether-dev/tether/internal/testenv"
+	"github.com/tether-dev/tether/internal/testing/testenv"
 )
 
 func freeAddr(t *testing.T) string {

@@ -36,8 +36,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/hookfsm"
-	"github.com/tether-dev/tether/internal/supervise"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
 // workerEnv is one store with a client of its own, as a second process

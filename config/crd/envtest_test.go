@@ -27,8 +27,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/manifest"
-	"github.com/tether-dev/tether/internal/testenv"
+	"github.com/tether-dev/tether/internal/kubectl/manifest"
+	"github.com/tether-dev/tether/internal/testing/testenv"
 )
 
 // TestSamplesOnAPIServer installs the CRDs into a real kube-apiserver and

@@ -33,8 +33,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/gitchanges"
-	"github.com/tether-dev/tether/internal/hookfsm"
+	"github.com/tether-dev/tether/internal/agent/gitchanges"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
 )
 
 // ActorEnv names who the CLI acts for in status.history; default ActorDefault.

@@ -26,7 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/tether-dev/tether/internal/apply"
+	"github.com/tether-dev/tether/internal/kubectl/apply"
 )
 
 type applyOptions struct {

@@ -33,8 +33,8 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/tether-dev/tether/internal/apply"
-	"github.com/tether-dev/tether/internal/manifest"
+	"github.com/tether-dev/tether/internal/kubectl/apply"
+	"github.com/tether-dev/tether/internal/kubectl/manifest"
 )
 
 type deleteOptions struct {

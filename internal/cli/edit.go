@@ -31,7 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tether-dev/tether/internal/manifest"
+	"github.com/tether-dev/tether/internal/kubectl/manifest"
 )
 
 // editHeader is kubectl's preamble for the file opened in the editor.

@@ -22,7 +22,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
-	"github.com/tether-dev/tether/internal/claim"
+	"github.com/tether-dev/tether/internal/worker/claim"
 )
 
 // Exit codes of the tether binary. Scripts rely on them; docs/cli.md lists them.

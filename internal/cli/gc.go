@@ -28,7 +28,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/retention"
+	"github.com/tether-dev/tether/internal/hook/retention"
 )
 
 type gcOptions struct {

@@ -29,7 +29,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/receipts"
+	"github.com/tether-dev/tether/internal/hook/receipts"
 )
 
 func newReceiptsCommand(g *GlobalOptions) *cobra.Command {

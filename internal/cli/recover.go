@@ -21,8 +21,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/receipts"
-	"github.com/tether-dev/tether/internal/recoveryfile"
+	"github.com/tether-dev/tether/internal/hook/receipts"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
 func newRecoverCommand(g *GlobalOptions) *cobra.Command {

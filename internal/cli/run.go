@@ -38,11 +38,11 @@ import (
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/eventsink"
-	"github.com/tether-dev/tether/internal/filestore"
-	"github.com/tether-dev/tether/internal/receipts"
+	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/storemanager"
+	"github.com/tether-dev/tether/internal/store/eventsink"
+	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/store/storemanager"
 )
 
 // RecoveryDirName is the directory of a local store that holds the

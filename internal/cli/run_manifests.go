@@ -27,7 +27,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/manifestsync"
+	"github.com/tether-dev/tether/internal/kubectl/manifestsync"
 )
 
 // liveClient reads through the API reader, not the manager's cache, so an

@@ -32,9 +32,9 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/hookfsm"
-	"github.com/tether-dev/tether/internal/receipts"
-	"github.com/tether-dev/tether/internal/validation"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/receipts"
+	"github.com/tether-dev/tether/internal/hook/validation"
 )
 
 func newStepDoneCommand(g *GlobalOptions) *cobra.Command {

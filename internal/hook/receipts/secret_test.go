@@ -1,0 +1,72 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package receipts_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/tether-dev/tether/internal/hook/receipts"
+	"github.com/tether-dev/tether/internal/scheme"
+)
+
+func TestSecretKeyManager(t *testing.T) {
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	km := &receipts.SecretKeyManager{Client: c}
+	ctx := context.Background()
+	hook := testHook()
+
+	if _, err := km.PublicKey(ctx, hook); !errors.Is(err, receipts.ErrNoKey) {
+		t.Fatalf("PublicKey before any key = %v, want ErrNoKey", err)
+	}
+	r, pub := signed(t, km, hook)
+	if err := receipts.Verify(hook, "build", &r, pub); err != nil {
+		t.Fatal(err)
+	}
+	secret := &corev1.Secret{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: hook.Namespace, Name: receipts.DefaultSecretName}, secret); err != nil {
+		t.Fatal(err)
+	}
+	if len(secret.Data[receipts.SecretKey]) != 32 || secret.Immutable == nil || !*secret.Immutable {
+		t.Fatalf("Secret %+v: want an immutable 32-byte key", secret)
+	}
+	again, err := km.Signer(ctx, hook)
+	if err != nil || !again.PublicKey().Equal(pub) {
+		t.Fatalf("a second Signer has another key (%v)", err)
+	}
+
+	bad := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "other", Name: receipts.DefaultSecretName}, Data: map[string][]byte{receipts.SecretKey: []byte("short")}}
+	if err := c.Create(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	other := testHook()
+	other.Namespace = "other"
+	if _, err := km.Signer(ctx, other); err == nil || !strings.Contains(err.Error(), `Secret other/tether-receipt-key: data["master.key"] holds 5 bytes`) {
+		t.Fatalf("a malformed Secret: %v", err)
+	}
+}

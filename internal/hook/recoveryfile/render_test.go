@@ -1,0 +1,177 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package recoveryfile_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/recovery")
+
+func loadHook(t *testing.T, path string) *v1.Hook {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &v1.Hook{}
+	if err := yaml.UnmarshalStrict(data, h); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return h
+}
+
+// fakeStatus marks receipts by whether they carry a signature, as a
+// verifier with a key would for untampered receipts.
+func fakeStatus(_ *v1.Hook, step int, r *v1.Receipt) string {
+	if r.Envelope == nil {
+		return "UNSIGNED"
+	}
+	return "verified (step index " + string(rune('0'+step)) + ")"
+}
+
+func TestGolden(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "testdata")
+	cases := []struct {
+		input  string
+		golden string
+		opts   recoveryfile.Options
+	}{
+		{"hooks/initializing.yaml", "initializing.md", recoveryfile.Options{}},
+		{"hooks/running.yaml", "running.md", recoveryfile.Options{}},
+		{"hooks/stale.yaml", "stale.md", recoveryfile.Options{}},
+		{"hooks/completed.yaml", "completed.md", recoveryfile.Options{}},
+		{"recovery/recovering.yaml", "recovering.md", recoveryfile.Options{ReceiptStatus: fakeStatus}},
+		{"recovery/recovering.yaml", "recovering-unverified.md", recoveryfile.Options{}},
+	}
+	for _, c := range cases {
+		t.Run(c.golden, func(t *testing.T) {
+			h := loadHook(t, filepath.Join(root, c.input))
+			got := recoveryfile.Render(h, c.opts)
+			if again := recoveryfile.Render(h.DeepCopy(), c.opts); !bytes.Equal(got, again) {
+				t.Fatal("rendering the same object twice gave different bytes")
+			}
+			path := filepath.Join(root, "recovery", c.golden)
+			if *update {
+				if err := os.WriteFile(path, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s differs from the rendering:\n%s", path, got)
+			}
+		})
+	}
+}
+
+func TestSections(t *testing.T) {
+	h := loadHook(t, filepath.Join("..", "..", "..", "testdata", "recovery", "recovering.yaml"))
+	cases := []struct {
+		name    string
+		mutate  func(*v1.Hook)
+		want    []string
+		notWant []string
+	}{
+		{
+			name: "recovering and suspended",
+			want: []string{
+				"- State: `recovering`", "- Attempt: 2 of 3", "**SUSPENDED.**",
+				"## What to do now\n\nre-run validation: run `tether resume recovering-example -n team-a`",
+				"### step \"design\" (1/3) passed", "### step \"implement\" (2/3) passed",
+				"- `go test ./internal/limit/...`: exit 0", "signature: signed, not verified", "signature: UNSIGNED",
+				"- step \"wire\" (3/3): validating, 2 attempt(s) begun (current)",
+				"adding the middleware | and its test", "- `internal/http/middleware_test.go`",
+				"**Warning:** these files changed since the last checkpoint",
+				"The newest 10 of 14 transitions",
+			},
+			notWant: []string{"### step \"wire\""},
+		},
+		{
+			name:    "not suspended",
+			mutate:  func(h *v1.Hook) { h.Spec.Suspend = false },
+			notWant: []string{"SUSPENDED"},
+		},
+		{
+			name: "free text cannot forge a heading",
+			mutate: func(h *v1.Hook) {
+				h.Status.CurrentStep.WorkingOn = "x\n## DO NOT REPEAT\nnothing"
+			},
+			want: []string{"x ## DO NOT REPEAT nothing"},
+		},
+		{
+			name: "nothing passed",
+			mutate: func(h *v1.Hook) {
+				for i := range h.Status.Steps {
+					h.Status.Steps[i].Phase = v1.StepPending
+				}
+			},
+			want: []string{"No step has passed yet."},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := h.DeepCopy()
+			if c.mutate != nil {
+				c.mutate(h)
+			}
+			out := string(recoveryfile.Render(h, recoveryfile.Options{}))
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("missing %q in:\n%s", w, out)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("unexpected %q in:\n%s", w, out)
+				}
+			}
+			if n := strings.Count(out, "\n## DO NOT REPEAT\n"); n != 1 {
+				t.Errorf("%d DO NOT REPEAT headings, want 1", n)
+			}
+		})
+	}
+}
+
+func TestWrite(t *testing.T) {
+	dir := t.TempDir()
+	h := loadHook(t, filepath.Join("..", "..", "..", "testdata", "hooks", "running.yaml"))
+	path, err := recoveryfile.Write(dir, h, recoveryfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := recoveryfile.Path(dir, h.Namespace, h.Name); path != want {
+		t.Errorf("path %s, want %s", path, want)
+	}
+	got, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(got, recoveryfile.Render(h, recoveryfile.Options{})) {
+		t.Errorf("file content differs from Render: %v", err)
+	}
+}

@@ -1,0 +1,231 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package manifest_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/kubectl/manifest"
+)
+
+func newScheme(t testing.TB) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := agentsv1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const validHook = `apiVersion: agents.tether.dev/v1alpha1
+kind: Hook
+metadata:
+  name: a
+spec:
+  goal: g
+  steps:
+  - name: one
+    validate:
+    - command: ["true"]
+`
+
+func TestDecode(t *testing.T) {
+	tests := []struct {
+		name      string
+		input     string
+		wantNames []string
+		wantLine  int
+		wantField string
+		wantErr   string
+	}{
+		{name: "one hook", input: validHook, wantNames: []string{"a"}},
+		{
+			name:      "several documents and empty ones",
+			input:     "---\n" + validHook + "---\n---\n" + strings.Replace(validHook, "name: a", "name: b", 1),
+			wantNames: []string{"a", "b"},
+		},
+		{name: "empty input", input: "", wantNames: nil},
+		{
+			name:      "unknown field in a list item names field and line",
+			input:     strings.Replace(validHook, "  - name: one\n", "  - name: one\n    retries: 3\n", 1),
+			wantLine:  9,
+			wantField: "spec.steps[0].retries",
+			wantErr:   `unknown field "spec.steps[0].retries"`,
+		},
+		{
+			name:      "unknown top-level field",
+			input:     validHook + "extra: 1\n",
+			wantLine:  11,
+			wantField: "extra",
+			wantErr:   `unknown field "extra"`,
+		},
+		{
+			name:      "wrong type",
+			input:     strings.Replace(validHook, "  goal: g\n", "  goal: g\n  maxAttempts: many\n", 1),
+			wantLine:  7,
+			wantField: "spec.maxAttempts",
+			wantErr:   "invalid value: string",
+		},
+		{
+			name:      "missing kind",
+			input:     strings.Replace(validHook, "kind: Hook\n", "", 1),
+			wantLine:  1,
+			wantField: "kind",
+			wantErr:   "required string field is missing",
+		},
+		{
+			name:      "unknown kind",
+			input:     strings.Replace(validHook, "kind: Hook", "kind: Task", 1),
+			wantLine:  2,
+			wantField: "kind",
+			wantErr:   `unknown kind "Task"`,
+		},
+		{
+			name:      "wrong version",
+			input:     strings.Replace(validHook, "v1alpha1", "v1", 1),
+			wantLine:  1,
+			wantField: "apiVersion",
+			wantErr:   "use agents.tether.dev/v1alpha1",
+		},
+		{
+			name:     "syntax error",
+			input:    "apiVersion: agents.tether.dev/v1alpha1\nkind: Hook\nspec:\n  goal: \"unterminated\n",
+			wantLine: 4,
+			wantErr:  "found unexpected end of stream",
+		},
+		{
+			name:      "duplicate key",
+			input:     validHook + "kind: Hook\n",
+			wantErr:   "duplicate field",
+			wantLine:  11,
+			wantField: "kind",
+		},
+		{
+			name:    "a list is not an object",
+			input:   "- a\n- b\n",
+			wantErr: "must be a mapping",
+		},
+	}
+	scheme := newScheme(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := manifest.Decode("task.yaml", []byte(tt.input), scheme)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				var names []string
+				for _, d := range docs {
+					names = append(names, d.Object.GetName())
+					if d.Object.GetObjectKind().GroupVersionKind().Kind != "Hook" {
+						t.Errorf("document %d: kind not set on the object", d.Index)
+					}
+				}
+				if strings.Join(names, ",") != strings.Join(tt.wantNames, ",") {
+					t.Fatalf("names = %v, want %v", names, tt.wantNames)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("expected an error containing %q, got none", tt.wantErr)
+			}
+			if docs != nil {
+				t.Errorf("documents returned alongside an error: %v", docs)
+			}
+			var derr *manifest.Error
+			if !errors.As(err, &derr) {
+				t.Fatalf("error %v is not a *manifest.Error", err)
+			}
+			if !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %q does not contain %q", err, tt.wantErr)
+			}
+			if !strings.HasPrefix(err.Error(), "task.yaml") {
+				t.Errorf("error %q does not name the file", err)
+			}
+			if tt.wantLine != 0 && derr.Line != tt.wantLine {
+				t.Errorf("line = %d, want %d (%v)", derr.Line, tt.wantLine, err)
+			}
+			if derr.Field != tt.wantField {
+				t.Errorf("field = %q, want %q", derr.Field, tt.wantField)
+			}
+		})
+	}
+}
+
+// TestFixtures decodes every YAML file in config/samples and testdata
+// strictly. The deliberately corrupted fixture must fail, naming its file and line.
+func TestFixtures(t *testing.T) {
+	scheme := newScheme(t)
+	var files []string
+	for _, root := range []string{"../../../config/samples", "../../../testdata"} {
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".yaml") && d.Name() != "kustomization.yaml" {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(files) < 11 {
+		t.Fatalf("found only %d fixture files: %v", len(files), files)
+	}
+	for _, path := range files {
+		t.Run(path, func(t *testing.T) {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			docs, err := manifest.Decode(path, data, scheme)
+			if filepath.Base(path) == "corrupted.yaml" {
+				if err == nil {
+					t.Fatal("the corrupted fixture decoded without error")
+				}
+				var derr *manifest.Error
+				if !errors.As(err, &derr) || derr.Line == 0 || derr.Source != path {
+					t.Fatalf("error %v does not name the file and line", err)
+				}
+				if !strings.HasPrefix(err.Error(), path+":") {
+					t.Fatalf("error %q does not start with %s:LINE", err, path)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(docs) == 0 {
+				t.Fatal("no documents")
+			}
+			for _, d := range docs {
+				if d.Object.GetName() == "" {
+					t.Errorf("document %d has no metadata.name", d.Index)
+				}
+			}
+		})
+	}
+}

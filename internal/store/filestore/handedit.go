@@ -1,0 +1,450 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/fsnotify/fsnotify"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/client-go/tools/record"
+
+	"github.com/tether-dev/tether/internal/store/crdschema"
+)
+
+// A hand edit is a store file changed by something other than the store:
+// an editor, sed -i, cp. Its header checksum no longer matches. The store
+// adopts a valid edit as an update (new resourceVersion, generation bumped
+// when the spec changed; a new file becomes a new object with a new uid)
+// and rewrites the file in its own form. An invalid edit is reported with
+// file and line; the last valid version, kept in the journal, stays in
+// effect, and the file is left as the person wrote it.
+
+// keyOfPath maps a store file path to its resource, namespace and name.
+func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
+	rel, err := filepath.Rel(s.dir, path)
+	if err != nil || !strings.HasSuffix(rel, fileSuffix) {
+		return nil, "", "", false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	name := strings.TrimSuffix(parts[len(parts)-1], fileSuffix)
+	if strings.HasPrefix(name, ".") || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return nil, "", "", false
+	}
+	r, ok := s.byPlural[parts[0]]
+	switch {
+	case !ok:
+		return nil, "", "", false
+	case r.namespaced && len(parts) == 3 && len(validation.IsDNS1123Label(parts[1])) == 0:
+		return r, parts[1], name, true
+	case !r.namespaced && len(parts) == 2:
+		return r, "", name, true
+	}
+	return nil, "", "", false
+}
+
+// lastValid returns the newest journal entry for a key, or nil when the
+// journal has none or the newest is a deletion. It reads the journal
+// backwards, so a recently changed object is found at once.
+func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	f, err := os.Open(s.journal.path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	needle := []byte(fmt.Sprintf(`"resource":%q,"namespace":%q,"name":%q`, r.plural, namespace, name))
+	const chunk = 1 << 20
+	var tail []byte // the start of a line cut by the previous chunk boundary
+	for end := fi.Size(); end > 0; {
+		start := max(end-chunk, 0)
+		buf := make([]byte, end-start, end-start+int64(len(tail)))
+		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		buf = append(buf, tail...)
+		lines := bytes.Split(buf, []byte{'\n'})
+		if start > 0 {
+			tail, lines = lines[0], lines[1:]
+		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			if !bytes.Contains(lines[i], needle) {
+				continue
+			}
+			e := &entry{}
+			if err := json.Unmarshal(lines[i], e); err != nil {
+				continue // a torn line, never acknowledged
+			}
+			if e.Type == Deleted {
+				return nil, nil
+			}
+			u := &unstructured.Unstructured{}
+			return u, u.UnmarshalJSON(e.Object)
+		}
+		end = start
+	}
+	return nil, nil
+}
+
+// InvalidEditError is a hand edit the store refused.
+type InvalidEditError struct {
+	// File is the store file and, when known, its line.
+	File *FileError
+	// Object is the last valid version, still in effect; nil for a new file.
+	Object *unstructured.Unstructured
+}
+
+func (e *InvalidEditError) Error() string { return "invalid hand edit: " + e.File.Error() }
+
+// adoptFile adopts the hand edit of one store file, if it has one. It
+// returns an *InvalidEditError for an edit it refuses.
+func (s *Store) adoptFile(ctx context.Context, path string) error {
+	return s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
+}
+
+// adoptLocked is adoptFile for a caller that holds the write lock.
+func (s *Store) adoptLocked(ctx context.Context, path string) error {
+	r, namespace, name, ok := s.keyOfPath(path)
+	if !ok {
+		return nil
+	}
+	{
+		so, fi, held, err := s.readObjectFileStat(path)
+		if held != nil {
+			defer func() { _ = held.Close() }()
+		}
+		if errors.Is(err, os.ErrNotExist) {
+			return s.adoptRemoval(r, namespace, name)
+		}
+		last, lerr := s.lastValid(r, namespace, name)
+		if lerr != nil {
+			return lerr
+		}
+		var fe *FileError
+		if errors.As(err, &fe) {
+			return &InvalidEditError{File: fe, Object: last}
+		}
+		if err != nil {
+			return err
+		}
+		if !so.handEdited {
+			return nil
+		}
+		next, errs := s.prepareAdoption(ctx, r, namespace, name, so.obj, last)
+		if len(errs) > 0 {
+			return &InvalidEditError{File: &FileError{Path: path, Line: lineOfField(path, errs[0].Field), Err: errs.ToAggregate()}, Object: last}
+		}
+		typ := Modified
+		if last == nil {
+			typ = Added
+		} else if sameContent(last, next) {
+			// Only formatting or comments changed: put the store's form back,
+			// unless the person has saved again meanwhile.
+			return s.writeObjectFileFrom(path, last, fi)
+		}
+		s.log.Info("adopted a hand edit", "file", path)
+		if fi == nil {
+			return s.commit(r, typ, next)
+		}
+		return s.commitIf(r, typ, next, fi)
+	}
+}
+
+// currentLocked returns the object in effect for a key, adopting a pending
+// hand edit first. The caller holds the write lock.
+func (s *Store) currentLocked(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	so, err := s.get(r, namespace, name)
+	if err == nil && !so.handEdited {
+		return so.obj, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	var inv *InvalidEditError
+	if aerr := s.adoptLocked(ctx, s.objectPath(r, namespace, name)); errors.As(aerr, &inv) {
+		if inv.Object == nil {
+			return nil, apierrors.NewNotFound(r.groupResource(), name)
+		}
+		return inv.Object, nil
+	} else if aerr != nil {
+		return nil, aerr
+	}
+	so, err = s.get(r, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return so.obj, nil
+}
+
+// settled reads an object for a reader that holds no lock, adopting a
+// pending hand edit first; a refused edit yields the last valid version.
+// It reads under the shared lock: a writer's journal entry reaches watchers
+// before its rename, and a reader acting on a watch event must not then
+// read the version before it.
+func (s *Store) settled(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	var so *storedObject
+	err := s.withReadLock(func() error {
+		var err error
+		so, err = s.get(r, namespace, name)
+		return err
+	})
+	if err == nil && !so.handEdited {
+		return so.obj, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	var out *unstructured.Unstructured
+	err = s.withWriteLock(func() error {
+		var err error
+		out, err = s.currentLocked(ctx, r, namespace, name)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured, read os.FileInfo) error {
+	js, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	rv, err := parseRV(obj.GetResourceVersion())
+	if err != nil {
+		return err
+	}
+	return s.writeObjectFileIf(path, rv, js, func(replaced string) bool { return read == nil || isFile(replaced, read) })
+}
+
+// adoptRemoval records a store file that a person deleted as a deletion.
+// It bypasses finalizers: the file is already gone.
+func (s *Store) adoptRemoval(r *resource, namespace, name string) error {
+	last, err := s.lastValid(r, namespace, name)
+	if err != nil || last == nil {
+		return err
+	}
+	s.log.Info("a store file was removed by hand; recording the deletion", "resource", r.plural, "namespace", namespace, "name", name)
+	return s.commit(r, Deleted, last)
+}
+
+// prepareAdoption validates edited content as an update of last, or as a
+// create when there is no last version, and returns the object to store.
+func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, name string, edited, last *unstructured.Unstructured) (*unstructured.Unstructured, field.ErrorList) {
+	next := edited.DeepCopy()
+	if next.GroupVersionKind() != r.gvk {
+		return nil, field.ErrorList{field.Invalid(field.NewPath("apiVersion"), next.GetAPIVersion()+" "+next.GetKind(),
+			fmt.Sprintf("a file under %s/ must hold a %s", r.plural, r.gvk.GroupVersion().WithKind(r.gvk.Kind)))}
+	}
+	next.SetName(name)
+	next.SetNamespace(namespace)
+	next.SetManagedFields(nil)
+	var v *crdschema.Validator
+	if r.crd {
+		var err error
+		if v, err = s.validator(); err != nil {
+			return nil, field.ErrorList{field.InternalError(nil, err)}
+		}
+		if pruned := v.Prune(r.gvk, next.Object); len(pruned) > 0 {
+			var errs field.ErrorList
+			for _, p := range pruned {
+				errs = append(errs, field.NotSupported(field.NewPath(p), "", []string{"fields declared in the schema"}))
+			}
+			return nil, errs
+		}
+		if err := v.Default(r.gvk, next.Object); err != nil {
+			return nil, field.ErrorList{field.InternalError(nil, err)}
+		}
+	}
+	if last == nil {
+		next.SetUID(uuid.NewUUID())
+		next.SetCreationTimestamp(metav1.NewTime(s.now()))
+		next.SetGeneration(1)
+		next.SetDeletionTimestamp(nil)
+		next.SetResourceVersion("")
+		if r.status {
+			delete(next.Object, "status")
+		}
+		if r.crd {
+			return next, v.ValidateCreate(ctx, r.gvk, next.Object)
+		}
+		return next, nil
+	}
+	next.SetUID(last.GetUID())
+	next.SetCreationTimestamp(last.GetCreationTimestamp())
+	next.SetGeneration(last.GetGeneration())
+	next.SetDeletionTimestamp(last.GetDeletionTimestamp())
+	next.SetDeletionGracePeriodSeconds(last.GetDeletionGracePeriodSeconds())
+	next.SetResourceVersion(last.GetResourceVersion())
+	if errs := finalizerErrors(last, next); len(errs) > 0 {
+		return nil, errs
+	}
+	if r.crd {
+		if errs := v.ValidateUpdate(ctx, r.gvk, next.Object, last.Object); len(errs) > 0 {
+			return nil, errs
+		}
+	}
+	if !bytesEqualWithout(last, next, "metadata", "status") {
+		next.SetGeneration(last.GetGeneration() + 1)
+	}
+	return next, nil
+}
+
+func bytesEqualWithout(a, b *unstructured.Unstructured, drop ...string) bool {
+	return bytes.Equal(contentWithout(a, drop...), contentWithout(b, drop...))
+}
+
+// lineOfField finds the line of the last segment of a field path in a YAML
+// file, for error messages; 0 when it cannot be found.
+func lineOfField(path, fieldPath string) int {
+	if fieldPath == "" || fieldPath == "<nil>" {
+		return 0
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	segs := strings.FieldsFunc(fieldPath, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
+	want := segs[len(segs)-1] + ":"
+	for i, line := range strings.Split(string(data), "\n") {
+		t := strings.TrimLeft(strings.TrimSpace(line), "- ")
+		if strings.HasPrefix(t, want) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// ReasonInvalidEdit is the reason of the Warning Event recorded on an
+// object whose store file holds a refused hand edit.
+const ReasonInvalidEdit = "InvalidEdit"
+
+// WatchHandEdits watches the store's object directories and adopts hand
+// edits as they happen, until ctx ends. It first adopts edits made while
+// nothing was watching. On an inotify overflow it scans everything again.
+// Refused edits are logged and recorded through rec as Warning Events on
+// the object, with file and line.
+func (s *Store) WatchHandEdits(ctx context.Context, rec record.EventRecorder) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = w.Close() }()
+	reported := map[string]string{}
+	handle := func(path string) {
+		err := s.adoptFile(ctx, path)
+		var inv *InvalidEditError
+		switch {
+		case errors.As(err, &inv):
+			msg := inv.File.Error()
+			if reported[path] == msg {
+				return
+			}
+			reported[path] = msg
+			s.log.Error(inv.File, "refused an invalid hand edit; the last valid version stays in effect", "file", path)
+			if inv.Object != nil {
+				rec.Eventf(inv.Object, corev1.EventTypeWarning, ReasonInvalidEdit, "%s; the last valid version stays in effect", msg)
+			}
+		case err != nil:
+			s.log.Error(err, "adopting a hand edit", "file", path)
+		default:
+			delete(reported, path)
+		}
+	}
+	scan := func() {
+		_ = filepath.WalkDir(s.dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return nil
+			}
+			if d.IsDir() {
+				if path == s.dir || s.isObjectDir(path) {
+					_ = w.Add(path)
+					return nil
+				}
+				return filepath.SkipDir
+			}
+			if d.Type()&os.ModeSymlink != 0 {
+				s.log.Error(errors.New("symbolic link"), "refusing a symlinked store entry", "file", path)
+				return nil
+			}
+			if _, _, _, ok := s.keyOfPath(path); ok && s.needsAdoption(path) {
+				handle(path)
+			}
+			return nil
+		})
+	}
+	scan()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Has(fsnotify.Create) {
+				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && s.isObjectDir(ev.Name) {
+					// A new directory, possibly moved in whole: watch it, then scan it.
+					_ = w.Add(ev.Name)
+					scan()
+					continue
+				}
+			}
+			if _, _, _, ok := s.keyOfPath(ev.Name); ok {
+				handle(ev.Name)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			s.log.Info("file notifications lost; scanning the store again", "error", err.Error())
+			scan()
+		}
+	}
+}
+
+// needsAdoption tells, without taking a lock, whether a file may hold a
+// hand edit, so that a scan of a large store only locks for those.
+func (s *Store) needsAdoption(path string) bool {
+	so, err := s.readObjectFile(path)
+	return err != nil || so.handEdited
+}
+
+func (s *Store) isObjectDir(path string) bool {
+	rel, err := filepath.Rel(s.dir, path)
+	if err != nil {
+		return false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	r, ok := s.byPlural[parts[0]]
+	return ok && (len(parts) == 1 || r.namespaced && len(parts) == 2)
+}

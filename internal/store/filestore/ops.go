@@ -1,0 +1,443 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/tether-dev/tether/internal/store/crdschema"
+)
+
+// optimisticLockMessage is kube-apiserver's text for a stale resourceVersion.
+const optimisticLockMessage = "the object has been modified; please apply your changes to the latest version and try again"
+
+// writeOptions are the parts of create, update and patch options the store honours.
+type writeOptions struct {
+	dryRun bool
+	strict bool
+}
+
+// admit prunes, defaults and sizes obj as the API server does before validation.
+func (s *Store) admit(r *resource, obj *unstructured.Unstructured, opts writeOptions) error {
+	if !r.crd {
+		return nil
+	}
+	v, err := s.validator()
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	pruned := v.Prune(r.gvk, obj.Object)
+	if opts.strict && len(pruned) > 0 {
+		msgs := make([]string, len(pruned))
+		for i, p := range pruned {
+			msgs[i] = fmt.Sprintf("unknown field %q", p)
+		}
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: strict decoding error: %s",
+			r.gvk.Kind, r.gvk.Version, r.gvk.Kind, strings.Join(msgs, ", ")))
+	}
+	return v.Default(r.gvk, obj.Object)
+}
+
+func checkSize(r *resource, obj *unstructured.Unstructured) error {
+	js, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	if len(js) > maxObjectBytes {
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("%s %q is %d bytes; the limit is %d", r.plural, obj.GetName(), len(js), maxObjectBytes))
+	}
+	return nil
+}
+
+func nameErrors(name string) field.ErrorList {
+	if name == "" {
+		return field.ErrorList{field.Required(field.NewPath("metadata", "name"), "name or generateName is required")}
+	}
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return field.ErrorList{field.Invalid(field.NewPath("metadata", "name"), name, strings.Join(msgs, ", "))}
+	}
+	return nil
+}
+
+func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstructured, opts writeOptions) (*unstructured.Unstructured, error) {
+	if err := contextDone(ctx); err != nil {
+		return nil, err
+	}
+	obj := in.DeepCopy()
+	obj.SetGroupVersionKind(r.gvk)
+	if obj.GetResourceVersion() != "" {
+		return nil, apierrors.NewBadRequest("resourceVersion should not be set on objects to be created")
+	}
+	if obj.GetName() == "" && obj.GetGenerateName() != "" {
+		obj.SetName(obj.GetGenerateName() + utilrand.String(5))
+	}
+	if errs := nameErrors(obj.GetName()); len(errs) > 0 {
+		return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), errs)
+	}
+	if !r.namespaced {
+		obj.SetNamespace("")
+	} else if obj.GetNamespace() == "" {
+		return nil, apierrors.NewBadRequest("the namespace of the object is required for namespaced resource " + r.plural)
+	} else if msgs := validation.IsDNS1123Label(obj.GetNamespace()); len(msgs) > 0 {
+		return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), field.ErrorList{field.Invalid(field.NewPath("metadata", "namespace"), obj.GetNamespace(), strings.Join(msgs, ", "))})
+	}
+	if r.status {
+		delete(obj.Object, "status")
+	}
+	if err := s.admit(r, obj, opts); err != nil {
+		return nil, err
+	}
+	obj.SetUID(uuid.NewUUID())
+	obj.SetCreationTimestamp(metav1.NewTime(s.now()))
+	obj.SetGeneration(1)
+	obj.SetDeletionTimestamp(nil)
+	obj.SetDeletionGracePeriodSeconds(nil)
+	obj.SetManagedFields(nil)
+	if r.crd {
+		v, err := s.validator()
+		if err != nil {
+			return nil, apierrors.NewInternalError(err)
+		}
+		if errs := v.ValidateCreate(ctx, r.gvk, obj.Object); len(errs) > 0 {
+			return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), errs)
+		}
+	}
+	if err := checkSize(r, obj); err != nil {
+		return nil, err
+	}
+	if opts.dryRun {
+		if fileExists(s.objectPath(r, obj.GetNamespace(), obj.GetName())) {
+			return nil, apierrors.NewAlreadyExists(r.groupResource(), obj.GetName())
+		}
+		return obj, nil
+	}
+	err := s.withWriteLock(func() error {
+		if fileExists(s.objectPath(r, obj.GetNamespace(), obj.GetName())) {
+			return apierrors.NewAlreadyExists(r.groupResource(), obj.GetName())
+		}
+		err := s.commit(r, Added, obj)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return obj, nil
+}
+
+// contentWithout returns the JSON of obj without the named top-level fields.
+func contentWithout(obj *unstructured.Unstructured, drop ...string) []byte {
+	m := make(map[string]interface{}, len(obj.Object))
+	for k, v := range obj.Object {
+		if !slices.Contains(drop, k) {
+			m[k] = v
+		}
+	}
+	js, _ := json.Marshal(m)
+	return js
+}
+
+func sameContent(a, b *unstructured.Unstructured) bool {
+	return bytes.Equal(contentWithout(a), contentWithout(b))
+}
+
+// update replaces an object, or only its status when subresource is true,
+// with optimistic concurrency on resourceVersion.
+func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstructured, subresource bool, opts writeOptions) (*unstructured.Unstructured, error) {
+	if err := contextDone(ctx); err != nil {
+		return nil, err
+	}
+	if subresource && !r.status {
+		return nil, apierrors.NewNotFound(r.groupResource(), in.GetName()+"/status")
+	}
+	var out *unstructured.Unstructured
+	err := s.withWriteLock(func() error {
+		old, err := s.currentLocked(ctx, r, in.GetNamespace(), in.GetName())
+		if err != nil {
+			return err
+		}
+		if in.GetUID() != "" && in.GetUID() != old.GetUID() {
+			return apierrors.NewConflict(r.groupResource(), in.GetName(), fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", in.GetUID(), old.GetUID()))
+		}
+		if in.GetResourceVersion() == "" {
+			// kube-apiserver names the resource, not the kind, in this one message.
+			return apierrors.NewInvalid(schema.GroupKind{Group: r.gvk.Group, Kind: r.plural}, in.GetName(),
+				field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
+		}
+		if in.GetResourceVersion() != old.GetResourceVersion() {
+			return apierrors.NewConflict(r.groupResource(), in.GetName(), errors.New(optimisticLockMessage))
+		}
+		next := s.merge(r, old, in, subresource)
+		if err := s.admit(r, next, writeOptions{strict: opts.strict && !subresource}); err != nil {
+			return err
+		}
+		if errs := finalizerErrors(old, next); len(errs) > 0 {
+			return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
+		}
+		if r.crd {
+			v, err := s.validator()
+			if err != nil {
+				return apierrors.NewInternalError(err)
+			}
+			validate := v.ValidateUpdate
+			if subresource {
+				validate = v.ValidateStatusUpdate
+			}
+			if errs := validate(ctx, r.gvk, next.Object, old.Object); len(errs) > 0 {
+				return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
+			}
+		}
+		specChanged := !subresource && !bytes.Equal(contentWithout(old, "metadata", "status"), contentWithout(next, "metadata", "status"))
+		if specChanged {
+			next.SetGeneration(old.GetGeneration() + 1)
+		}
+		if err := checkSize(r, next); err != nil {
+			return err
+		}
+		out = next
+		// A changed spec is a change; only otherwise is the whole object compared.
+		if !specChanged && sameContent(old, next) || opts.dryRun {
+			return nil
+		}
+		if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {
+			err := s.commit(r, Deleted, next)
+			return err
+		}
+		err = s.commit(r, Modified, next)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if out.GetDeletionTimestamp() != nil && len(out.GetFinalizers()) == 0 && !opts.dryRun {
+		s.collectDependents(ctx, out)
+	}
+	return out, nil
+}
+
+// merge builds the object an update stores: the main resource ignores
+// status and the status subresource ignores everything but status, and
+// system metadata always comes from the stored object.
+func (s *Store) merge(r *resource, old, in *unstructured.Unstructured, subresource bool) *unstructured.Unstructured {
+	var next *unstructured.Unstructured
+	if subresource {
+		next = old.DeepCopy()
+		if st, ok := in.Object["status"]; ok {
+			next.Object["status"] = runtimeDeepCopy(st)
+		} else {
+			delete(next.Object, "status")
+		}
+	} else {
+		next = in.DeepCopy()
+		if r.status {
+			if st, ok := old.Object["status"]; ok {
+				next.Object["status"] = runtimeDeepCopy(st)
+			} else {
+				delete(next.Object, "status")
+			}
+		}
+	}
+	next.SetGroupVersionKind(r.gvk)
+	next.SetUID(old.GetUID())
+	next.SetCreationTimestamp(old.GetCreationTimestamp())
+	next.SetGeneration(old.GetGeneration())
+	next.SetDeletionTimestamp(old.GetDeletionTimestamp())
+	next.SetDeletionGracePeriodSeconds(old.GetDeletionGracePeriodSeconds())
+	next.SetResourceVersion(old.GetResourceVersion())
+	next.SetManagedFields(nil)
+	return next
+}
+
+func runtimeDeepCopy(v interface{}) interface{} {
+	return (&unstructured.Unstructured{Object: map[string]interface{}{"v": v}}).DeepCopy().Object["v"]
+}
+
+func finalizerErrors(old, next *unstructured.Unstructured) field.ErrorList {
+	if old.GetDeletionTimestamp() == nil {
+		return nil
+	}
+	var added []string
+	for _, f := range next.GetFinalizers() {
+		if !slices.Contains(old.GetFinalizers(), f) {
+			added = append(added, f)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"),
+		fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added))}
+}
+
+// deleteOptions are the parts of delete options the store honours.
+type deleteOptions struct {
+	dryRun     bool
+	uid        *types.UID
+	rv         *string
+	orphanDeps bool
+}
+
+// remove deletes an object, or marks it with a deletionTimestamp while it
+// has finalizers. Its dependents are then deleted by the store's collector.
+func (s *Store) remove(ctx context.Context, r *resource, namespace, name string, opts deleteOptions) error {
+	if err := contextDone(ctx); err != nil {
+		return err
+	}
+	var gone *unstructured.Unstructured
+	err := s.withWriteLock(func() error {
+		obj, err := s.currentLocked(ctx, r, namespace, name)
+		if err != nil {
+			return err
+		}
+		if opts.uid != nil && *opts.uid != obj.GetUID() {
+			return apierrors.NewConflict(r.groupResource(), name, fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", *opts.uid, obj.GetUID()))
+		}
+		if opts.rv != nil && *opts.rv != obj.GetResourceVersion() {
+			return apierrors.NewConflict(r.groupResource(), name, fmt.Errorf("precondition failed: ResourceVersion in precondition: %s, ResourceVersion in object meta: %s", *opts.rv, obj.GetResourceVersion()))
+		}
+		if opts.dryRun {
+			return nil
+		}
+		if len(obj.GetFinalizers()) > 0 {
+			if obj.GetDeletionTimestamp() != nil {
+				return nil
+			}
+			now := metav1.NewTime(s.now())
+			zero := int64(0)
+			obj.SetDeletionTimestamp(&now)
+			obj.SetDeletionGracePeriodSeconds(&zero)
+			obj.SetGeneration(obj.GetGeneration() + 1)
+			err := s.commit(r, Modified, obj)
+			return err
+		}
+		gone = obj
+		err = s.commit(r, Deleted, obj)
+		return err
+	})
+	if err == nil && gone != nil && !opts.orphanDeps {
+		s.collectDependents(ctx, gone)
+	}
+	return err
+}
+
+// collectDependents deletes, in the background, every object in the owner's
+// namespace whose ownerReferences name the owner's uid, as Kubernetes'
+// garbage collector does with background propagation.
+func (s *Store) collectDependents(ctx context.Context, owner *unstructured.Unstructured) {
+	for _, r := range s.byPlural {
+		if r.namespaced && owner.GetNamespace() == "" {
+			continue
+		}
+		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace())
+		if err != nil {
+			s.log.Error(err, "garbage collection: listing", "resource", r.plural)
+			continue
+		}
+		for _, obj := range objs {
+			for _, ref := range obj.GetOwnerReferences() {
+				if ref.UID != owner.GetUID() {
+					continue
+				}
+				err := s.remove(ctx, r, obj.GetNamespace(), obj.GetName(), deleteOptions{})
+				if err != nil && !apierrors.IsNotFound(err) {
+					s.log.Error(err, "garbage collection: deleting dependent", "resource", r.plural, "name", obj.GetName())
+				}
+			}
+		}
+	}
+}
+
+// patch applies a JSON merge, JSON or (for built-in kinds) strategic merge
+// patch, retrying on conflicts unless the patch pins a resourceVersion.
+func (s *Store) patch(ctx context.Context, r *resource, namespace, name string, pt types.PatchType, data []byte, subresource bool, opts writeOptions) (*unstructured.Unstructured, error) {
+	for attempt := 0; ; attempt++ {
+		cur, err := s.settled(ctx, r, namespace, name)
+		if err != nil {
+			return nil, err
+		}
+		curJSON, err := cur.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		var patched []byte
+		switch pt {
+		case types.MergePatchType:
+			patched, err = jsonpatch.MergePatch(curJSON, data)
+		case types.JSONPatchType:
+			var p jsonpatch.Patch
+			if p, err = jsonpatch.DecodePatch(data); err == nil {
+				patched, err = p.Apply(curJSON)
+			}
+		case types.StrategicMergePatchType:
+			if r.crd {
+				return nil, apierrors.NewGenericServerResponse(415, "patch", r.groupResource(), name,
+					"strategic merge patch is not supported for custom resources; use application/merge-patch+json or application/json-patch+json", 0, false)
+			}
+			var typed interface{}
+			if typed, err = s.scheme.New(r.gvk); err == nil {
+				patched, err = strategicpatch.StrategicMergePatch(curJSON, data, typed)
+			}
+		default:
+			return nil, apierrors.NewGenericServerResponse(415, "patch", r.groupResource(), name, fmt.Sprintf("patch type %q is not supported by the file store", pt), 0, false)
+		}
+		if err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("applying the patch: %v", err))
+		}
+		next := &unstructured.Unstructured{}
+		if err := next.UnmarshalJSON(patched); err != nil {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the patched object is invalid: %v", err))
+		}
+		pinned := next.GetResourceVersion() != cur.GetResourceVersion()
+		if next.GetName() != name || next.GetNamespace() != namespace {
+			return nil, apierrors.NewBadRequest("a patch may not change the name or namespace")
+		}
+		out, err := s.update(ctx, r, next, subresource, opts)
+		if apierrors.IsConflict(err) && !pinned && attempt < 16 {
+			continue
+		}
+		return out, err
+	}
+}
+
+func parseRV(rv string) (uint64, error) {
+	if rv == "" || rv == "0" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: must be an integer", rv))
+	}
+	return n, nil
+}

@@ -1,0 +1,749 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package filestore is tether's embedded backend: a directory of YAML files,
+// one per object, that behaves like a Kubernetes API server for the custom
+// resources of agents.tether.dev and for core Events. It implements
+// controller-runtime's client.WithWatch, so the same reconcilers run on it
+// and on a cluster.
+//
+// Layout of a store directory (see docs/store.md):
+//
+//	.lock                          flock: exclusive for writers, shared for consistent lists
+//	journal                        append-only log of committed mutations (resourceVersion source, watch resume)
+//	<plural>/<namespace>/<name>.yaml   the objects, tool-owned, with a checksum header
+package filestore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/yaml"
+
+	"github.com/tether-dev/tether/internal/store/crdschema"
+)
+
+// maxObjectBytes bounds the JSON size of one object, as etcd's default
+// request limit (1.5 MiB) bounds it in a cluster.
+const maxObjectBytes = 3 << 19
+
+const (
+	lockName    = ".lock"
+	journalName = "journal"
+	fileSuffix  = ".yaml"
+)
+
+// resource describes one kind the store serves.
+type resource struct {
+	gvk        schema.GroupVersionKind
+	plural     string
+	namespaced bool
+	status     bool
+	crd        bool
+}
+
+func (r *resource) groupResource() schema.GroupResource {
+	return schema.GroupResource{Group: r.gvk.Group, Resource: r.plural}
+}
+
+// Options configure a Store.
+type Options struct {
+	// Scheme maps Go types to kinds. It must include every kind of CRDs and core/v1.
+	Scheme *runtime.Scheme
+	// CRDs are the custom resources served, validated and defaulted by their
+	// schemas. Open does not compile the schemas: the first write or hand
+	// edit that needs them does, and fails with an internal error if they do
+	// not compile.
+	CRDs []*apiextensionsv1.CustomResourceDefinition
+	// Now returns the current time; tests may replace it.
+	Now func() time.Time
+	// Log receives reports about hand edits and repairs.
+	Log logr.Logger
+	// JournalLimit is the journal size in bytes beyond which it is compacted
+	// to its newest JournalKeep entries. Defaults: 64 MiB and 10,000.
+	JournalLimit int64
+	// JournalKeep is how many entries a compaction keeps.
+	JournalKeep int
+}
+
+// Store is a file-backed object store with API-server semantics.
+type Store struct {
+	dir    string
+	scheme *runtime.Scheme
+	// validator compiles the CRDs' schemas on first use: a process that
+	// only reads never needs them.
+	validator func() (*crdschema.Validator, error)
+	byGVK     map[schema.GroupVersionKind]*resource
+	byPlural  map[string]*resource
+	mapper    meta.RESTMapper
+	journal   *journal
+	now       func() time.Time
+	log       logr.Logger
+	limit     int64
+	keep      int
+	// mu orders this process's readers and writers; the flock orders processes.
+	mu sync.RWMutex
+	// removals are the background removals of replaced files, which Close awaits.
+	removals sync.WaitGroup
+}
+
+// Open opens, creating it 0700 if needed, the store directory dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if opts.Scheme == nil {
+		return nil, errors.New("filestore: Options.Scheme is required")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.JournalLimit <= 0 {
+		opts.JournalLimit = 64 << 20
+	}
+	if opts.JournalKeep <= 0 {
+		opts.JournalKeep = 10000
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating store %s: %w", dir, err)
+	}
+	if err := checkNotSymlink(dir); err != nil {
+		return nil, err
+	}
+	crds := opts.CRDs
+	s := &Store{
+		dir:       dir,
+		scheme:    opts.Scheme,
+		validator: sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
+		byGVK:     map[schema.GroupVersionKind]*resource{},
+		byPlural:  map[string]*resource{},
+		now:       opts.Now,
+		log:       opts.Log,
+		limit:     opts.JournalLimit,
+		keep:      opts.JournalKeep,
+	}
+	mapper := meta.NewDefaultRESTMapper(nil)
+	add := func(r *resource) {
+		s.byGVK[r.gvk] = r
+		s.byPlural[r.plural] = r
+		scope := meta.RESTScopeRoot
+		if r.namespaced {
+			scope = meta.RESTScopeNamespace
+		}
+		mapper.AddSpecific(r.gvk,
+			r.gvk.GroupVersion().WithResource(r.plural),
+			r.gvk.GroupVersion().WithResource(strings.ToLower(r.gvk.Kind)), scope)
+		listGVK := r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List")
+		mapper.AddSpecific(listGVK,
+			r.gvk.GroupVersion().WithResource(r.plural),
+			r.gvk.GroupVersion().WithResource(strings.ToLower(r.gvk.Kind)), scope)
+	}
+	for _, c := range opts.CRDs {
+		for _, v := range c.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			add(&resource{
+				gvk:        schema.GroupVersionKind{Group: c.Spec.Group, Version: v.Name, Kind: c.Spec.Names.Kind},
+				plural:     c.Spec.Names.Plural,
+				namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped,
+				status:     v.Subresources != nil && v.Subresources.Status != nil,
+				crd:        true,
+			})
+		}
+	}
+	add(&resource{gvk: corev1.SchemeGroupVersion.WithKind("Event"), plural: "events", namespaced: true})
+	s.mapper = mapper
+
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	_ = lock.Close()
+	if s.journal, err = openJournal(filepath.Join(dir, journalName)); err != nil {
+		return nil, err
+	}
+	if err := s.withWriteLock(func() error { return nil }); err != nil {
+		_ = s.journal.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the store's files, after the removals of replaced files.
+func (s *Store) Close() error {
+	s.removals.Wait()
+	return s.journal.close()
+}
+
+// removeLater removes the file at path in the background. It is for files
+// no reader can reach any longer: temp names holding replaced content. A
+// process that exits without Close may leave such a file behind, as a
+// crash at that moment always could; nothing reads dot files.
+func (s *Store) removeLater(path string) {
+	s.removals.Go(func() { _ = os.Remove(path) })
+}
+
+// RESTMapper maps the served kinds to resources.
+func (s *Store) RESTMapper() meta.RESTMapper { return s.mapper }
+
+func (s *Store) resourceFor(gvk schema.GroupVersionKind) (*resource, error) {
+	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
+	r, ok := s.byGVK[gvk]
+	if !ok {
+		return nil, &meta.NoKindMatchError{GroupKind: gvk.GroupKind(), SearchedVersions: []string{gvk.Version}}
+	}
+	return r, nil
+}
+
+// withWriteLock runs fn holding the store's exclusive lock, after repairing
+// a torn journal tail and rolling forward a write whose process died
+// between the journal append and the object file rename.
+func (s *Store) withWriteLock(fn func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	lock, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Close() }()
+	if err := flock(lock, true); err != nil {
+		return err
+	}
+	defer funlock(lock)
+	if err := s.journal.refresh(); err != nil {
+		return err
+	}
+	if err := s.journal.repairTail(); err != nil {
+		return err
+	}
+	if err := s.rollForward(); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// withReadLock runs fn holding the shared lock, so that what it reads is
+// one consistent resourceVersion of the store.
+func (s *Store) withReadLock(fn func() error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	lock, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lock.Close() }()
+	if err := flock(lock, false); err != nil {
+		return err
+	}
+	defer funlock(lock)
+	return fn()
+}
+
+func (s *Store) rollForward() error {
+	e, err := s.journal.lastEntry()
+	if err != nil || e == nil || e.RV == 0 {
+		return err
+	}
+	r, ok := s.byPlural[e.Resource]
+	if !ok {
+		return nil
+	}
+	path := s.objectPath(r, e.Namespace, e.Name)
+	fileRV, ok := readHeaderRV(path)
+	switch {
+	case e.Type == Deleted && ok && fileRV < e.RV:
+		s.log.Info("rolling forward an interrupted delete", "file", path, "resourceVersion", e.RV)
+		return removeFileDurable(path)
+	case e.Type != Deleted && (!fileExists(path) || ok && fileRV < e.RV):
+		s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
+		return s.writeObjectFile(path, e.RV, e.Object)
+	}
+	return nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+func (s *Store) objectDir(r *resource, namespace string) string {
+	if !r.namespaced {
+		return filepath.Join(s.dir, r.plural)
+	}
+	return filepath.Join(s.dir, r.plural, namespace)
+}
+
+func (s *Store) objectPath(r *resource, namespace, name string) string {
+	return filepath.Join(s.objectDir(r, namespace), name+fileSuffix)
+}
+
+var header = regexp.MustCompile(`^# Managed by tether \(resourceVersion (\d+), sha256 ([0-9a-f]{64})\)\.[^\n]*\n`)
+
+func fileHeader(rv uint64, body []byte) string {
+	sum := sha256.Sum256(body)
+	return fmt.Sprintf("# Managed by tether (resourceVersion %d, sha256 %s). Edits are picked up; the store rewrites this file.\n", rv, hex.EncodeToString(sum[:]))
+}
+
+func (s *Store) writeObjectFile(path string, rv uint64, objJSON []byte) error {
+	return s.writeObjectFileIf(path, rv, objJSON, nil)
+}
+
+func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillWanted func(replaced string) bool) error {
+	body, err := yaml.JSONToYAML(objJSON)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomicIf(path, append([]byte(fileHeader(rv, body)), body...), stillWanted)
+}
+
+// readHeaderRV returns the resourceVersion in a file's header when the
+// header's checksum matches the content, that is when the store wrote it.
+func readHeaderRV(path string) (uint64, bool) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0, false
+	}
+	rv, _, ok := parseHeader(data)
+	return rv, ok
+}
+
+func parseHeader(data []byte) (rv uint64, body []byte, ok bool) {
+	m := header.FindSubmatchIndex(data)
+	if m == nil {
+		return 0, data, false
+	}
+	body = data[m[1]:]
+	sum := sha256.Sum256(body)
+	if hex.EncodeToString(sum[:]) != string(data[m[4]:m[5]]) {
+		return 0, body, false
+	}
+	rv, err := strconv.ParseUint(string(data[m[2]:m[3]]), 10, 64)
+	return rv, body, err == nil
+}
+
+// storedObject is an object as read from its file.
+type storedObject struct {
+	obj *unstructured.Unstructured
+	// handEdited is true when the file was not written by the store.
+	handEdited bool
+}
+
+// FileError is a store file that cannot be read as a valid object. It names
+// the file and, when known, the line.
+type FileError struct {
+	// Path is the file.
+	Path string
+	// Line is the one-based line of the problem; 0 when unknown.
+	Line int
+	// Err is the problem.
+	Err error
+}
+
+func (e *FileError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// readObjectFile reads and decodes one object file.
+func (s *Store) readObjectFile(path string) (*storedObject, error) {
+	if err := checkNotSymlink(path); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return s.decodeObjectFile(path, data)
+}
+
+// readObjectFileStat is readObjectFile that also returns the identity of
+// the file it read, taken from the same open file: a stat of the path and
+// a read of it are two lookups, and a save landing between them would pair
+// one file's identity with another's content. The file stays open until
+// the caller closes it, so that its inode, which identifies it, cannot be
+// reused by a later save meanwhile.
+func (s *Store) readObjectFileStat(path string) (*storedObject, os.FileInfo, *os.File, error) {
+	if err := checkNotSymlink(path); err != nil {
+		return nil, nil, nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		_ = f.Close()
+		return nil, nil, nil, err
+	}
+	data := bytes.NewBuffer(make([]byte, 0, fi.Size()+512))
+	if _, err := data.ReadFrom(f); err != nil {
+		_ = f.Close()
+		return nil, nil, nil, err
+	}
+	so, err := s.decodeObjectFile(path, data.Bytes())
+	return so, fi, f, err
+}
+
+// decodeObjectFile decodes the content data of the store file at path.
+func (s *Store) decodeObjectFile(path string, data []byte) (*storedObject, error) {
+	rv, body, ok := parseHeader(data)
+	if ok {
+		if obj := s.fromJournalTail(path, rv); obj != nil {
+			return &storedObject{obj: obj}, nil
+		}
+	}
+	offset := strings.Count(string(data[:len(data)-len(body)]), "\n")
+	js, err := yaml.YAMLToJSONStrict(body)
+	if err != nil {
+		line := 0
+		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+			line, _ = strconv.Atoi(m[1])
+			line += offset
+		}
+		return nil, &FileError{Path: path, Line: line, Err: err}
+	}
+	var content map[string]interface{}
+	if err := utiljson.Unmarshal(js, &content); err != nil {
+		return nil, &FileError{Path: path, Err: err}
+	}
+	if content == nil {
+		return nil, &FileError{Path: path, Err: errors.New("the file holds no object")}
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	// A file copied to another name keeps a valid header; its path no
+	// longer matches its metadata, which makes it a hand edit all the same.
+	if _, ns, name, inStore := s.keyOfPath(path); inStore && (obj.GetName() != name || obj.GetNamespace() != ns) {
+		ok = false
+	}
+	return &storedObject{obj: obj, handEdited: !ok}, nil
+}
+
+// fromJournalTail decodes the object of a store-written file at path with
+// resourceVersion rv from the journal's last entry, when that entry is this
+// very version of this object: the store wrote the file from the entry's
+// JSON, so decoding that JSON gives the same object as parsing the file's
+// YAML, several times faster. This is the common case of reading an object
+// just written, as an update after a create or a status update does. It
+// returns nil otherwise.
+func (s *Store) fromJournalTail(path string, rv uint64) *unstructured.Unstructured {
+	e := s.journal.rememberedTail()
+	if e == nil || e.RV != rv || e.Type == Deleted {
+		return nil
+	}
+	r, ns, name, ok := s.keyOfPath(path)
+	if !ok || r.plural != e.Resource || ns != e.Namespace || name != e.Name {
+		return nil
+	}
+	var content map[string]interface{}
+	if err := utiljson.Unmarshal(e.Object, &content); err != nil || content == nil {
+		return nil
+	}
+	obj := &unstructured.Unstructured{Object: content}
+	if obj.GetName() != name || obj.GetNamespace() != ns {
+		return nil
+	}
+	return obj
+}
+
+// get reads one object. The caller may hold either lock, or none: renames
+// are atomic, so a reader never sees a torn file.
+func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) {
+	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
+		return nil, apierrors.NewNotFound(r.groupResource(), name)
+	}
+	so, err := s.readObjectFile(s.objectPath(r, namespace, name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, apierrors.NewNotFound(r.groupResource(), name)
+	}
+	return so, err
+}
+
+// list reads every object of r in namespace ("" for all). Files that hold
+// a hand edit not adopted yet, or that cannot be read, are returned apart
+// as pending paths, so that one bad file does not hide the rest.
+func (s *Store) list(r *resource, namespace string) (items []*storedObject, pending []string, err error) {
+	var dirs []string
+	if namespace != "" || !r.namespaced {
+		dirs = []string{s.objectDir(r, namespace)}
+	} else {
+		entries, err := os.ReadDir(filepath.Join(s.dir, r.plural))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs = append(dirs, filepath.Join(s.dir, r.plural, e.Name()))
+			}
+		}
+	}
+	var paths []string
+	for _, dir := range dirs {
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix) || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			if _, _, _, ok := s.keyOfPath(path); !ok {
+				continue
+			}
+			paths = append(paths, path)
+		}
+	}
+	read := s.readObjects(r, paths)
+	for i, so := range read {
+		if so == nil || so.handEdited {
+			pending = append(pending, paths[i])
+			continue
+		}
+		items = append(items, so)
+	}
+	return items, pending, nil
+}
+
+// listSettled lists like list, after adopting pending hand edits; a file
+// whose edit is refused contributes its last valid version.
+func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) (uint64, []*unstructured.Unstructured, error) {
+	for attempt := 0; ; attempt++ {
+		var rv uint64
+		var items []*storedObject
+		var pending []string
+		err := s.withReadLock(func() error {
+			var err error
+			if rv, err = s.currentRV(); err != nil {
+				return err
+			}
+			items, pending, err = s.list(r, namespace)
+			if err != nil || len(pending) > 0 && attempt == 0 {
+				return err
+			}
+			for _, path := range pending {
+				_, ns, name, _ := s.keyOfPath(path)
+				last, err := s.lastValid(r, ns, name)
+				if err != nil {
+					return err
+				}
+				if last != nil {
+					items = append(items, &storedObject{obj: last})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(pending) > 0 && attempt == 0 {
+			for _, path := range pending {
+				if err := s.adoptFile(ctx, path); err != nil {
+					var inv *InvalidEditError
+					if !errors.As(err, &inv) {
+						return 0, nil, err
+					}
+				}
+			}
+			continue
+		}
+		out := make([]*unstructured.Unstructured, len(items))
+		for i, so := range items {
+			out[i] = so.obj
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].GetNamespace() != out[j].GetNamespace() {
+				return out[i].GetNamespace() < out[j].GetNamespace()
+			}
+			return out[i].GetName() < out[j].GetName()
+		})
+		return rv, out, nil
+	}
+}
+
+// commit makes a mutation durable: first the journal entry, then the object
+// file, and sets the new resourceVersion on obj. The caller holds the write lock.
+func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructured) error {
+	return s.commitIf(r, typ, obj, nil)
+}
+
+// commitIf is commit for an adopted hand edit: the file is rewritten in the
+// store's form only while it is still the one that was read (adopted), so a
+// person's newer edit is never overwritten; that edit is adopted on its own.
+func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
+	last, err := s.journal.lastRV()
+	if err != nil {
+		return err
+	}
+	rv := last + 1
+	if typ != Deleted {
+		obj.SetResourceVersion(strconv.FormatUint(rv, 10))
+	}
+	js, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	e := &entry{RV: rv, Type: typ, Resource: r.plural, Namespace: obj.GetNamespace(), Name: obj.GetName(), Object: js}
+	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
+	if typ == Deleted {
+		if err := s.journal.append(e); err != nil {
+			return err
+		}
+		if err := s.removeObjectFile(path, rv); err != nil {
+			return err
+		}
+	} else {
+		// The journal entry and the new file's content are independent until
+		// the rename, so their two fsyncs overlap; the rename waits for both,
+		// which keeps "journal first" for every file a reader can see.
+		tmp, err := s.journalAndTemp(e, path, rv, obj.Object, js)
+		if err != nil {
+			return err
+		}
+		var stillWanted func(string) bool
+		switch {
+		case adopted != nil:
+			stillWanted = func(replaced string) bool { return isFile(replaced, adopted) }
+		case typ == Modified:
+			// Replace only the store's own version: a person's save that landed
+			// after this update read the object is kept and adopted on its own.
+			stillWanted = storeWritten
+		}
+		err = tmp.install(stillWanted)
+		if tmp.left() {
+			// What is left under the temp name (the replaced file, or ours
+			// given back) is unreachable; unlinking it frees its blocks,
+			// which takes as long as a small write, so it is done after
+			// this write returns.
+			s.removeLater(tmp.name)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	if size, err := s.journal.size(); err == nil && size > s.limit {
+		if err := s.journal.compact(s.keep); err != nil {
+			s.log.Error(err, "compacting the journal")
+		}
+	}
+	return nil
+}
+
+// removeObjectFile removes a deleted object's file. A file holding a
+// person's edit that the store has not adopted is kept beside it, as
+// NAME.yaml.unsaved-RV, rather than lost with the object. Renaming first and
+// looking second leaves no moment in which a save could slip in unseen.
+func (s *Store) removeObjectFile(path string, rv uint64) error {
+	aside := fmt.Sprintf("%s.unsaved-%d", path, rv)
+	if err := os.Rename(path, aside); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if storeWritten(aside) {
+		if err := os.Remove(aside); err != nil {
+			return err
+		}
+	} else {
+		s.log.Info("the object was deleted; its file held an unadopted edit, kept", "file", aside)
+	}
+	return syncDir(filepath.Dir(path))
+}
+
+// journalAndTemp appends e to the journal while writing the object file's
+// new content to a temp file beside path, and waits for both to be durable.
+func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*tempFile, error) {
+	body, err := objectYAML(obj, objJSON)
+	if err != nil {
+		return nil, err
+	}
+	type written struct {
+		tmp *tempFile
+		err error
+	}
+	done := make(chan written, 1)
+	go func() {
+		tmp, err := writeTemp(path, append([]byte(fileHeader(rv, body)), body...))
+		done <- written{tmp, err}
+	}()
+	journalErr := s.journal.append(e)
+	w := <-done
+	if journalErr != nil || w.err != nil {
+		if w.tmp != nil {
+			w.tmp.discard()
+		}
+		return nil, errors.Join(journalErr, w.err)
+	}
+	return w.tmp, nil
+}
+
+// sameFileInfo tells whether two stats describe the same, unmodified file.
+func sameFileInfo(a, b os.FileInfo) bool {
+	return os.SameFile(a, b) && a.Size() == b.Size() && a.ModTime().Equal(b.ModTime())
+}
+
+// isFile tells whether path is still the file described by fi.
+func isFile(path string, fi os.FileInfo) bool {
+	cur, err := os.Lstat(path)
+	return err == nil && sameFileInfo(cur, fi)
+}
+
+// storeWritten tells whether the file at path was written by the store and
+// not edited since.
+func storeWritten(path string) bool {
+	_, ok := readHeaderRV(path)
+	return ok
+}
+
+// currentRV returns the store's newest resourceVersion.
+func (s *Store) currentRV() (uint64, error) { return s.journal.lastRV() }
+
+// contextDone turns a cancelled context into the error a client expects.
+func contextDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return apierrors.NewTimeoutError(err.Error(), 0)
+	}
+	return nil
+}

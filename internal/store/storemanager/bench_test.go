@@ -1,0 +1,262 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package storemanager_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/config/crd"
+	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/store/storemanager"
+)
+
+// populate creates n hooks in a fresh store directory.
+func populate(b *testing.B, n int) string {
+	b.Helper()
+	dir := b.TempDir()
+	store := openBenchStore(b, dir)
+	defer func() { _ = store.Close() }()
+	c := store.Client()
+	for i := 0; i < n; i++ {
+		h := &agentsv1alpha1.Hook{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("hook-%05d", i)},
+			Spec:       agentsv1alpha1.HookSpec{Goal: "g", Steps: []agentsv1alpha1.Step{{Name: "one"}}},
+		}
+		if err := c.Create(context.Background(), h); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func openBenchStore(b *testing.B, dir string) *filestore.Store {
+	b.Helper()
+	sch, err := scheme.New()
+	if err != nil {
+		b.Fatal(err)
+	}
+	crds, err := crd.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := filestore.Open(dir, filestore.Options{Scheme: sch, CRDs: crds})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return store
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[min(len(s)-1, int(float64(len(s))*p))]
+}
+
+// BenchmarkEditToReconcile measures the time from a hand edit of a store
+// file (written elsewhere and renamed into place, as an editor or sed -i
+// does) until a running Manager's reconciler sees the new spec. It times
+// at least editsMeasured edits, after the start-up wave that reconciles
+// every object once, so the figure is the steady state's and not the
+// position of the edited object in the initial queue.
+func BenchmarkEditToReconcile(b *testing.B) {
+	ctrl.SetLogger(logr.Discard())
+	for _, n := range []int{100, 10000} {
+		b.Run(fmt.Sprintf("objects=%d", n), func(b *testing.B) {
+			dir := populate(b, n)
+			store := openBenchStore(b, dir)
+			defer func() { _ = store.Close() }()
+			sch := store.Client().Scheme()
+			mgr, _, err := storemanager.New(store, storemanager.Options{Scheme: sch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+				return store.WatchHandEdits(ctx, record.NewFakeRecorder(1000))
+			})); err != nil {
+				b.Fatal(err)
+			}
+			var mu sync.Mutex
+			seenAt := map[string]time.Time{}
+			var reconciled atomic.Int64
+			skip := true
+			err = ctrl.NewControllerManagedBy(mgr).For(&agentsv1alpha1.Hook{}).WithOptions(controller.Options{SkipNameValidation: &skip}).Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+				reconciled.Add(1)
+				h := &agentsv1alpha1.Hook{}
+				if err := mgr.GetClient().Get(ctx, req.NamespacedName, h); err == nil {
+					mu.Lock()
+					if _, ok := seenAt[h.Spec.Goal]; !ok {
+						seenAt[h.Spec.Goal] = time.Now()
+					}
+					mu.Unlock()
+				}
+				return reconcile.Result{}, nil
+			}))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			stopped := make(chan struct{})
+			go func() { _ = mgr.Start(ctx); close(stopped) }()
+			defer func() { cancel(); <-stopped }()
+			if !mgr.GetCache().WaitForCacheSync(ctx) {
+				b.Fatal("cache did not sync")
+			}
+			for deadline := time.Now().Add(2 * time.Minute); reconciled.Load() < int64(n); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					b.Fatalf("only %d of %d objects reconciled after start-up", reconciled.Load(), n)
+				}
+			}
+			path := filepath.Join(dir, "hooks", "default", "hook-00000.yaml")
+			var latencies []time.Duration
+			b.ResetTimer()
+			for i := 0; i < max(b.N, editsMeasured); i++ {
+				data, err := os.ReadFile(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				goal := "edit-" + strconv.Itoa(i)
+				edited := goalLine.ReplaceAllString(stripHeader(string(data)), "  goal: "+goal)
+				tmp := path + ".edit"
+				if err := os.WriteFile(tmp, []byte(edited), 0o600); err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if err := os.Rename(tmp, path); err != nil {
+					b.Fatal(err)
+				}
+				for {
+					mu.Lock()
+					at, ok := seenAt[goal]
+					mu.Unlock()
+					if ok {
+						latencies = append(latencies, at.Sub(start))
+						break
+					}
+					if time.Since(start) > 10*time.Second {
+						cur, _ := os.ReadFile(path)
+						h := &agentsv1alpha1.Hook{}
+						gerr := store.Client().Get(ctx, client.ObjectKey{Namespace: "default", Name: "hook-00000"}, h)
+						b.Fatalf("edit %d not reconciled within 10s; file:\n%s\nstore: %v %q", i, cur, gerr, h.Spec.Goal)
+					}
+					time.Sleep(100 * time.Microsecond)
+				}
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(percentile(latencies, 0.50).Microseconds())/1000, "p50-ms")
+			b.ReportMetric(float64(percentile(latencies, 0.99).Microseconds())/1000, "p99-ms")
+			b.ReportMetric(float64(len(latencies)), "edits")
+		})
+	}
+}
+
+// editsMeasured is the fewest edits BenchmarkEditToReconcile times.
+const editsMeasured = 200
+
+var goalLine = regexp.MustCompile(`(?m)^  goal: .*$`)
+
+// stripHeader drops the store's header line, as a person's edit would leave it stale.
+func stripHeader(s string) string {
+	if strings.HasPrefix(s, "# Managed by tether") {
+		return s[strings.IndexByte(s, '\n')+1:]
+	}
+	return s
+}
+
+func rssMiB() float64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+// BenchmarkCacheSync10k measures a Manager's start until its Hook informer
+// has synced 10,000 objects, the process's RSS then, and a List of all of
+// them from the cache.
+func BenchmarkCacheSync10k(b *testing.B) {
+	ctrl.SetLogger(logr.Discard())
+	dir := populate(b, 10000)
+	runtime.GC()
+	var syncs, lists []time.Duration
+	var rss float64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		store := openBenchStore(b, dir)
+		mgr, _, err := storemanager.New(store, storemanager.Options{Scheme: store.Client().Scheme()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		start := time.Now()
+		informer, err := mgr.GetCache().GetInformer(ctx, &agentsv1alpha1.Hook{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		stopped := make(chan struct{})
+		go func() { _ = mgr.Start(ctx); close(stopped) }()
+		if !mgr.GetCache().WaitForCacheSync(ctx) || !informer.HasSynced() {
+			b.Fatal("cache did not sync")
+		}
+		syncs = append(syncs, time.Since(start))
+		rss = max(rss, rssMiB())
+		list := &agentsv1alpha1.HookList{}
+		start = time.Now()
+		if err := mgr.GetClient().List(ctx, list, client.InNamespace("default")); err != nil {
+			b.Fatal(err)
+		}
+		lists = append(lists, time.Since(start))
+		if len(list.Items) != 10000 {
+			b.Fatalf("listed %d hooks from the cache, want 10000", len(list.Items))
+		}
+		cancel()
+		<-stopped
+		_ = store.Close()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(percentile(syncs, 0.5).Milliseconds()), "sync-ms")
+	b.ReportMetric(float64(percentile(lists, 0.5).Microseconds())/1000, "list-ms")
+	b.ReportMetric(rss, "rss-MiB")
+}

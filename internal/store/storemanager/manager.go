@@ -1,0 +1,246 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package storemanager builds a controller-runtime Manager that runs on the
+// local file store with no API server: the store's client, a stock
+// controller-runtime cache fed by the store's list and watch, and the
+// store's REST mapper. A placeholder rest.Config whose transport refuses
+// every request is the tripwire that proves nothing goes to a network.
+package storemanager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/tether-dev/tether/internal/store/filestore"
+)
+
+// Tripwire is an http.RoundTripper that refuses and counts every request.
+type Tripwire struct {
+	attempts atomic.Int64
+}
+
+// RoundTrip refuses the request.
+func (t *Tripwire) RoundTrip(req *http.Request) (*http.Response, error) {
+	t.attempts.Add(1)
+	return nil, fmt.Errorf("tether runs on the local file store: refusing network request %s %s", req.Method, req.URL)
+}
+
+// Attempts returns how many requests were refused.
+func (t *Tripwire) Attempts() int64 { return t.attempts.Load() }
+
+// Options configure the Manager.
+type Options struct {
+	// Scheme must be the store's scheme.
+	Scheme *runtime.Scheme
+	// MetricsBindAddress serves Prometheus metrics; "0" or empty disables it.
+	MetricsBindAddress string
+	// HealthProbeBindAddress serves /healthz and /readyz; empty disables it.
+	HealthProbeBindAddress string
+}
+
+// New builds a Manager over the store. Its client reads from the cache and
+// writes to the store; its cache lists and watches the store.
+func New(store *filestore.Store, opts Options) (manager.Manager, *Tripwire, error) {
+	trip := &Tripwire{}
+	cfg := &rest.Config{Host: "http://tether-file-store.invalid", Transport: trip}
+	storeClient := store.Client()
+	metricsAddr := opts.MetricsBindAddress
+	if metricsAddr == "" {
+		metricsAddr = "0"
+	}
+	mgr, err := manager.New(cfg, manager.Options{
+		Scheme:                 opts.Scheme,
+		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
+		HealthProbeBindAddress: opts.HealthProbeBindAddress,
+		MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) {
+			return store.RESTMapper(), nil
+		},
+		NewCache: func(config *rest.Config, co cache.Options) (cache.Cache, error) {
+			if len(co.DefaultNamespaces) > 0 || len(co.ByObject) > 0 || co.DefaultLabelSelector != nil || co.DefaultFieldSelector != nil {
+				return nil, errors.New("the file store cache does not support namespace, label or field restrictions")
+			}
+			co.NewInformer = func(_ toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
+				lw, err := newListerWatcher(storeClient, obj)
+				if err != nil {
+					// NewInformer cannot return an error; an unservable type is a programming error.
+					panic(err)
+				}
+				return toolscache.NewSharedIndexInformer(lw, obj, resync, indexers)
+			}
+			return cache.New(config, co)
+		},
+		NewClient: func(_ *rest.Config, co client.Options) (client.Client, error) {
+			if co.Cache == nil || co.Cache.Reader == nil {
+				return storeClient, nil
+			}
+			return &cachedClient{Client: storeClient, reader: co.Cache.Reader}, nil
+		},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return mgr, trip, nil
+}
+
+// cachedClient reads from the informer cache and writes to the store, as
+// controller-runtime's default client does against an API server.
+type cachedClient struct {
+	client.Client
+	reader client.Reader
+}
+
+func (c *cachedClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return c.reader.Get(ctx, key, obj, opts...)
+}
+
+func (c *cachedClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return c.reader.List(ctx, list, opts...)
+}
+
+// listerWatcher lists and watches one kind through the store client.
+type listerWatcher struct {
+	c       client.WithWatch
+	newList func() client.ObjectList
+}
+
+func newListerWatcher(c client.WithWatch, obj runtime.Object) (*listerWatcher, error) {
+	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
+	if err != nil {
+		return nil, err
+	}
+	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
+	if _, ok := obj.(*unstructured.Unstructured); ok {
+		return &listerWatcher{c: c, newList: func() client.ObjectList {
+			l := &unstructured.UnstructuredList{}
+			l.SetGroupVersionKind(listGVK)
+			return l
+		}}, nil
+	}
+	if _, err := c.Scheme().New(listGVK); err != nil {
+		return nil, fmt.Errorf("file store informer for %T: %w", obj, err)
+	}
+	return &listerWatcher{c: c, newList: func() client.ObjectList {
+		l, _ := c.Scheme().New(listGVK)
+		return l.(client.ObjectList)
+	}}, nil
+}
+
+func listOptions(o metav1.ListOptions) (*client.ListOptions, error) {
+	lo := &client.ListOptions{Raw: &o}
+	if o.LabelSelector != "" {
+		sel, err := labels.Parse(o.LabelSelector)
+		if err != nil {
+			return nil, err
+		}
+		lo.LabelSelector = sel
+	}
+	if o.FieldSelector != "" {
+		sel, err := fields.ParseSelector(o.FieldSelector)
+		if err != nil {
+			return nil, err
+		}
+		lo.FieldSelector = sel
+	}
+	return lo, nil
+}
+
+// List implements toolscache.ListerWatcher.
+func (lw *listerWatcher) List(o metav1.ListOptions) (runtime.Object, error) {
+	lo, err := listOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	list := lw.newList()
+	return list, lw.c.List(context.Background(), list, lo)
+}
+
+// Watch implements toolscache.ListerWatcher.
+func (lw *listerWatcher) Watch(o metav1.ListOptions) (watch.Interface, error) {
+	lo, err := listOptions(o)
+	if err != nil {
+		return nil, err
+	}
+	return lw.c.Watch(context.Background(), lw.newList(), lo)
+}
+
+// IsWatchListSemanticsUnSupported tells client-go's reflector to list and
+// then watch: the store does not stream an initial list with bookmarks.
+func (lw *listerWatcher) IsWatchListSemanticsUnSupported() bool { return true }
+
+// RunLock is held by the one `tether run` serving a store.
+type RunLock struct {
+	f *os.File
+}
+
+// AcquireRunLock takes the store's run lock without waiting. When another
+// process holds it, the error names that process's PID. The kernel drops
+// the lock when the holder exits, even by SIGKILL.
+func AcquireRunLock(dir string) (*RunLock, error) {
+	path := filepath.Join(dir, ".run.lock")
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		data, _ := os.ReadFile(path)
+		_ = f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			holder := strings.TrimSpace(string(data))
+			return nil, fmt.Errorf("store %s is already served by another tether run (pid %s)", dir, holder)
+		}
+		return nil, err
+	}
+	if err := f.Truncate(0); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	if _, err := f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return &RunLock{f: f}, nil
+}
+
+// Release drops the run lock.
+func (l *RunLock) Release() error {
+	_ = l.f.Truncate(0)
+	return l.f.Close()
+}
