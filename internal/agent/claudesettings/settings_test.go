@@ -155,9 +155,9 @@ func TestMerge(t *testing.T) {
 		{name: "empty object", in: "{}\n", want: installed},
 		{name: "already installed", in: installed, want: installed},
 		{
-			name: "other keys keep order and bytes",
-			in:   "{\n  \"model\": \"opus\",\n  \"env\": {\"B\": \"1\", \"A\": \"2\"},\n  \"n\": 1.50\n}\n",
-			keep: []string{`"model": "opus",` + "\n  \"env\": {\n    \"B\": \"1\",\n    \"A\": \"2\"\n  },\n  \"n\": 1.50,\n  \"hooks\""},
+			name:     "other keys keep order and bytes",
+			in:       "{\n  \"model\": \"opus\",\n  \"env\": {\"B\": \"1\", \"A\": \"2\"},\n  \"n\": 1.50\n}\n",
+			keep:     []string{`"model": "opus",` + "\n  \"env\": {\n    \"B\": \"1\",\n    \"A\": \"2\"\n  },\n  \"n\": 1.50,\n  \"hooks\""},
 			commands: all,
 		},
 		{
