@@ -122,7 +122,7 @@ func TestDetectShell(t *testing.T) {
 		want []claudehook.Trigger
 	}{
 		{`git commit -m "x"`, []claudehook.Trigger{c}},
-		{`git -C /work/repo commit -am wip`, []claudehook.Trigger{c}},
+		{`git -C ../repo commit -am wip`, []claudehook.Trigger{c}},
 		{`git -c user.name=a --git-dir .git --no-pager commit -m x`, []claudehook.Trigger{c}},
 		{`/usr/bin/git commit`, []claudehook.Trigger{c}},
 		{`git add . && git commit -m "a && b" && git push origin HEAD`, []claudehook.Trigger{c, p}},

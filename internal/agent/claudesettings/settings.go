@@ -192,18 +192,23 @@ func unquoteWord(s string) (string, bool) {
 	return b.String(), true
 }
 
-// hookEntry is the part of a hook entry tether reads.
-type hookEntry struct {
-	Type    string `json:"type"`
-	Command string `json:"command"`
-}
-
+// isTetherEntry reports whether raw is a hook entry of tether's. Keys match
+// exactly, as in Claude Code ("TYPE" is not "type").
 func isTetherEntry(raw json.RawMessage) bool {
-	var e hookEntry
-	if kindOf(raw) != "an object" || json.Unmarshal(raw, &e) != nil {
+	if kindOf(raw) != "an object" {
 		return false
 	}
-	return e.Type == "command" && IsTetherCommand(e.Command)
+	o, err := decodeObject(raw)
+	if err != nil {
+		return false
+	}
+	var typ, command string
+	t, _ := o.get("type")
+	c, _ := o.get("command")
+	if json.Unmarshal(t, &typ) != nil || json.Unmarshal(c, &command) != nil {
+		return false
+	}
+	return typ == "command" && IsTetherCommand(command)
 }
 
 // ParseError is a settings file tether refuses to rewrite because it is not

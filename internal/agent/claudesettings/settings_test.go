@@ -259,6 +259,11 @@ func TestRemoveKeepsOthers(t *testing.T) {
 			want: "{\n\t\"hooks\": {\"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": \"x\"}]}]}\n}",
 		},
 		{
+			name: "keys match exactly, as in Claude Code",
+			in:   `{"hooks":{"Stop":[{"hooks":[{"TYPE":"command","Command":"tether agent hook"}]}]}}`,
+			want: `{"hooks":{"Stop":[{"hooks":[{"TYPE":"command","Command":"tether agent hook"}]}]}}`,
+		},
+		{
 			name: "tether entry shares a group",
 			in:   `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"tether agent hook"},{"type":"command","command":"x"}]}]}}`,
 			want: "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"x\"\n          }\n        ]\n      }\n    ]\n  }\n}",
