@@ -275,3 +275,23 @@ func TestDecide(t *testing.T) {
 		})
 	}
 }
+
+func TestDisabled(t *testing.T) {
+	tests := []struct {
+		value string
+		want  bool
+	}{
+		{"1", true}, {"true", true}, {"yes", true}, {"", false}, {"0", false}, {"false", false}, {"no", false},
+	}
+	for _, tt := range tests {
+		getenv := func(k string) string {
+			if k == claudehook.DisableEnv {
+				return tt.value
+			}
+			return ""
+		}
+		if got := claudehook.Disabled(getenv); got != tt.want {
+			t.Errorf("TETHER_DISABLE=%q: Disabled = %v, want %v", tt.value, got, tt.want)
+		}
+	}
+}

@@ -33,6 +33,20 @@ import (
 	"io"
 )
 
+// DisableEnv is the environment variable that turns every hook answer into a
+// no-op (exit 0, no output) when set to "1" or "true": the escape hatch for a
+// person who wants the agent back.
+const DisableEnv = "TETHER_DISABLE"
+
+// Disabled reports whether getenv (os.Getenv in production) sets DisableEnv.
+func Disabled(getenv func(string) string) bool {
+	switch getenv(DisableEnv) {
+	case "1", "true", "TRUE", "True", "yes":
+		return true
+	}
+	return false
+}
+
 // Event names tether handles.
 const (
 	SessionStart     = "SessionStart"
