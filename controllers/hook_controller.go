@@ -62,6 +62,7 @@ type HookReconciler struct {
 
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 
 // Reconcile brings one Hook's status, conditions and recovery file up to
@@ -97,7 +98,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	// file is written first, sparing the agent the status write's latency;
 	// a transition is written to the file only once it is stored.
 	if !s.transitioned {
-		if err := r.writeRecoveryFile(hook); err != nil {
+		if err := r.writeRecoveryFile(ctx, hook); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -116,7 +117,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		}
 	}
 	if s.transitioned {
-		if err := r.writeRecoveryFile(hook); err != nil {
+		if err := r.writeRecoveryFile(ctx, hook); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -127,11 +128,16 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	return ctrl.Result{RequeueAfter: s.requeueAt.Sub(r.now())}, nil
 }
 
-func (r *HookReconciler) writeRecoveryFile(hook *v1.Hook) error {
+func (r *HookReconciler) writeRecoveryFile(ctx context.Context, hook *v1.Hook) error {
 	if r.RecoveryDir == "" {
 		return nil
 	}
-	_, err := recoveryfile.Write(r.RecoveryDir, hook, recoveryfile.Options{ReceiptStatus: r.ReceiptStatus})
+	// The last checkpoint and the timeline come from the Hook's Checkpoints.
+	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook)
+	if err != nil {
+		return fmt.Errorf("listing the checkpoints of hook %s/%s: %w", hook.Namespace, hook.Name, err)
+	}
+	_, err = recoveryfile.Write(r.RecoveryDir, hook, recoveryfile.Options{ReceiptStatus: r.ReceiptStatus, Checkpoints: cps})
 	return err
 }
 

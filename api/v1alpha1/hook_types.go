@@ -284,6 +284,12 @@ type StepResult struct {
 	// CompletedAt is when the step passed.
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
+	// FilesTouched are the files the step's last attempt recorded as touched
+	// (status.currentStep.filesTouched when it passed), so that the recovery
+	// file can warn when later changes overlap a passed step.
+	// +kubebuilder:validation:MaxItems=256
+	// +optional
+	FilesTouched []string `json:"filesTouched,omitempty"`
 	// Receipts are the signed receipts of the step's latest validation run.
 	// +kubebuilder:validation:MaxItems=16
 	// +optional

@@ -576,6 +576,11 @@ func (in *StepResult) DeepCopyInto(out *StepResult) {
 		in, out := &in.CompletedAt, &out.CompletedAt
 		*out = (*in).DeepCopy()
 	}
+	if in.FilesTouched != nil {
+		in, out := &in.FilesTouched, &out.FilesTouched
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.Receipts != nil {
 		in, out := &in.Receipts, &out.Receipts
 		*out = make([]Receipt, len(*in))

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tetherv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/config"
 )
 
 // historyShown is how many of a Hook's newest history entries describe shows.
@@ -69,6 +70,10 @@ func runDescribe(ctx context.Context, g *GlobalOptions, out io.Writer, args []st
 		return err
 	}
 	defer func() { _ = b.Close() }()
+	cfg, err := config.Load(g.ConfigFile)
+	if err != nil {
+		return err
+	}
 	targets, err := b.Types.ParseTargets(args)
 	if err != nil {
 		return err
@@ -97,7 +102,7 @@ func runDescribe(ctx context.Context, g *GlobalOptions, out io.Writer, args []st
 			objs = append(objs, u)
 		}
 		for _, u := range objs {
-			text, err := Describe(ctx, b, t.Type, u, showEvents)
+			text, err := Describe(ctx, b, cfg, t.Type, u, showEvents)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -113,7 +118,9 @@ func runDescribe(ctx context.Context, g *GlobalOptions, out io.Writer, args []st
 }
 
 // Describe renders one object for people, with its Events when showEvents.
-func Describe(ctx context.Context, b *Backend, rt ResourceType, u *unstructured.Unstructured, showEvents bool) (string, error) {
+// cfg supplies the defaults a Hook's spec leaves unset; nil means the
+// built-in ones.
+func Describe(ctx context.Context, b *Backend, cfg *config.Config, rt ResourceType, u *unstructured.Unstructured, showEvents bool) (string, error) {
 	var events *corev1.EventList
 	if showEvents {
 		var err error
@@ -132,7 +139,7 @@ func Describe(ctx context.Context, b *Backend, rt ResourceType, u *unstructured.
 		if err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, h); err == nil {
 			var cps []tetherv1alpha1.Checkpoint
 			if cps, err = checkpointsOf(ctx, b, h); err == nil {
-				describeHook(w, h, cps)
+				describeHook(w, h, cps, cfg)
 			}
 		}
 	case tetherv1alpha1.GroupVersion.WithKind("Worker").GroupKind():
@@ -274,7 +281,7 @@ func durationOr(d *metav1.Duration, def string) string {
 	return d.Duration.String()
 }
 
-func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv1alpha1.Checkpoint) {
+func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv1alpha1.Checkpoint, cfg *config.Config) {
 	s, st := &h.Spec, &h.Status
 	w.Write(describe.LEVEL_0, "Spec:\n")
 	w.Write(describe.LEVEL_1, "Goal:\t%s\n", s.Goal)
@@ -282,9 +289,7 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 	w.Write(describe.LEVEL_1, "Assignee:\t%s\n", orNone(s.Assignee))
 	w.Write(describe.LEVEL_1, "Suspend:\t%t\n", s.Suspend)
 	w.Write(describe.LEVEL_1, "Max Attempts:\t%d\n", s.MaxAttempts)
-	w.Write(describe.LEVEL_1, "Stale After:\t%s\n", durationOr(s.StaleAfter, "<unset>"))
-	w.Write(describe.LEVEL_1, "Checkpoint Interval:\t%s\n", durationOr(s.CheckpointInterval, "<unset>"))
-	w.Write(describe.LEVEL_1, "Max Checkpoints:\t%d\n", s.MaxCheckpoints)
+	writeDefaults(w, s, cfg)
 	w.Write(describe.LEVEL_0, "Status:\n")
 	w.Write(describe.LEVEL_1, "State:\t%s\n", orNone(string(st.State)))
 	if cs := st.CurrentStep; cs != nil {

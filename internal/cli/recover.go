@@ -30,11 +30,14 @@ func newRecoverCommand(g *GlobalOptions) *cobra.Command {
 		Use:   "recover HOOK",
 		Short: "Print a Hook's recovery file: where the task stands and the one thing to do next",
 		Long: `Print the recovery file of a Hook: its state, step and attempt, the one
-next action, the steps that must not be repeated with their receipts,
-what was being worked on, and recent history.
+next action, the last checkpoint and the files changed since it (from git
+when the workspace is reachable), the steps that must not be repeated with
+their receipts, what was being worked on, the checkpoint timeline and recent
+history.
 
 It is rendered from the Hook object, so it works whether or not tether run
-is running, and prints the same text as the file tether run keeps up to date.`,
+is running, and prints the same text as the file tether run keeps up to date,
+except that it finds the files changed since the last checkpoint with git.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForReading()
@@ -52,7 +55,11 @@ is running, and prints the same text as the file tether run keeps up to date.`,
 			if km, err := keyManager(g, b); err == nil {
 				status = receipts.StatusFunc(cmd.Context(), km)
 			}
-			_, err = cmd.OutOrStdout().Write(recoveryfile.Render(hook, recoveryfile.Options{ReceiptStatus: status}))
+			opts := recoveryfile.Options{ReceiptStatus: status}
+			if err := addCheckpoints(cmd.Context(), b, hook, &opts, cmd.ErrOrStderr()); err != nil {
+				return err
+			}
+			_, err = cmd.OutOrStdout().Write(recoveryfile.Render(hook, opts))
 			return err
 		},
 	}

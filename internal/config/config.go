@@ -69,6 +69,43 @@ type Config struct {
 	// RecoveryDir is where `tether run --cluster` writes recovery files; on
 	// the local store they live in the store's recovery/ directory.
 	RecoveryDir string `json:"recoveryDir,omitempty"`
+
+	// File is the configuration file the values were read from; empty
+	// when there was none.
+	File string `json:"-"`
+	// fromFile records which defaults the file set.
+	fromFile fileFields
+}
+
+// fileFields records which Hook defaults a configuration file set.
+type fileFields struct {
+	staleAfter, checkpointInterval, maxCheckpoints, completed, failed, abandoned bool
+}
+
+// Source tells where an effective setting came from.
+type Source string
+
+// The sources of a setting, from the most specific.
+const (
+	// FromSpec is a value set in the Hook's spec.
+	FromSpec Source = "spec"
+	// FromFile is a value from the tether configuration file.
+	FromFile Source = "config file"
+	// FromBuiltin is tether's built-in default.
+	FromBuiltin Source = "built-in default"
+)
+
+// Sources tells where each Effective setting came from.
+type Sources struct {
+	// StaleAfter is the source of Effective.StaleAfter.
+	StaleAfter Source
+	// CheckpointInterval is the source of Effective.CheckpointInterval.
+	CheckpointInterval Source
+	// MaxCheckpoints is the source of Effective.MaxCheckpoints.
+	MaxCheckpoints Source
+	// CompletedTTL, FailedTTL and AbandonedTTL are the sources of the
+	// retention settings.
+	CompletedTTL, FailedTTL, AbandonedTTL Source
 }
 
 // Retention is the default time-to-live of terminal Hooks per state.
@@ -134,6 +171,7 @@ func Load(path string) (*Config, error) {
 	if err := Parse(data, filepath.Dir(path), cfg); err != nil {
 		return nil, fmt.Errorf("tether config %s: %w", path, err)
 	}
+	cfg.File = path
 	return cfg, nil
 }
 
@@ -148,26 +186,29 @@ func Parse(data []byte, base string, cfg *Config) error {
 		field string
 		from  metav1.Duration
 		to    *metav1.Duration
+		set   *bool
 	}{
-		{"staleAfter", file.StaleAfter, &cfg.StaleAfter},
-		{"checkpointInterval", file.CheckpointInterval, &cfg.CheckpointInterval},
-		{"retention.completed", file.Retention.Completed, &cfg.Retention.Completed},
-		{"retention.failed", file.Retention.Failed, &cfg.Retention.Failed},
-		{"retention.abandoned", file.Retention.Abandoned, &cfg.Retention.Abandoned},
+		{"staleAfter", file.StaleAfter, &cfg.StaleAfter, &cfg.fromFile.staleAfter},
+		{"checkpointInterval", file.CheckpointInterval, &cfg.CheckpointInterval, &cfg.fromFile.checkpointInterval},
+		{"retention.completed", file.Retention.Completed, &cfg.Retention.Completed, &cfg.fromFile.completed},
+		{"retention.failed", file.Retention.Failed, &cfg.Retention.Failed, &cfg.fromFile.failed},
+		{"retention.abandoned", file.Retention.Abandoned, &cfg.Retention.Abandoned, &cfg.fromFile.abandoned},
 	}
 	for _, d := range durations {
-		switch {
-		case d.from.Duration < 0:
+		if d.from.Duration < 0 {
 			return fmt.Errorf("%s: %s is negative", d.field, d.from.Duration)
-		case d.from.Duration > 0:
-			*d.to = d.from
 		}
 	}
-	switch {
-	case file.MaxCheckpoints < 0:
+	if file.MaxCheckpoints < 0 {
 		return fmt.Errorf("maxCheckpoints: %d is negative", file.MaxCheckpoints)
-	case file.MaxCheckpoints > 0:
-		cfg.MaxCheckpoints = file.MaxCheckpoints
+	}
+	for _, d := range durations {
+		if d.from.Duration > 0 {
+			*d.to, *d.set = d.from, true
+		}
+	}
+	if file.MaxCheckpoints > 0 {
+		cfg.MaxCheckpoints, cfg.fromFile.maxCheckpoints = file.MaxCheckpoints, true
 	}
 	for _, d := range []struct{ from, to *string }{{&file.KeyDir, &cfg.KeyDir}, {&file.RecoveryDir, &cfg.RecoveryDir}} {
 		if *d.from == "" {
@@ -194,6 +235,8 @@ type Effective struct {
 	// CompletedTTL, FailedTTL and AbandonedTTL are how long a Hook in that
 	// terminal state is kept.
 	CompletedTTL, FailedTTL, AbandonedTTL time.Duration
+	// Sources tells where each of the values above came from.
+	Sources Sources
 }
 
 // Effective merges spec over the configuration.
@@ -209,12 +252,32 @@ func (c *Config) Effective(spec *v1.HookSpec) Effective {
 	if spec.MaxCheckpoints > 0 {
 		e.MaxCheckpoints = spec.MaxCheckpoints
 	}
+	var completed, failed, abandoned *metav1.Duration
 	if r := spec.Retention; r != nil {
+		completed, failed, abandoned = r.Completed, r.Failed, r.Abandoned
 		e.CompletedTTL = pick(r.Completed, c.Retention.Completed)
 		e.FailedTTL = pick(r.Failed, c.Retention.Failed)
 		e.AbandonedTTL = pick(r.Abandoned, c.Retention.Abandoned)
 	}
+	e.Sources = Sources{
+		StaleAfter:         source(spec.StaleAfter != nil && spec.StaleAfter.Duration > 0, c.fromFile.staleAfter),
+		CheckpointInterval: source(spec.CheckpointInterval != nil && spec.CheckpointInterval.Duration > 0, c.fromFile.checkpointInterval),
+		MaxCheckpoints:     source(spec.MaxCheckpoints > 0, c.fromFile.maxCheckpoints),
+		CompletedTTL:       source(completed != nil && completed.Duration > 0, c.fromFile.completed),
+		FailedTTL:          source(failed != nil && failed.Duration > 0, c.fromFile.failed),
+		AbandonedTTL:       source(abandoned != nil && abandoned.Duration > 0, c.fromFile.abandoned),
+	}
 	return e
+}
+
+func source(inSpec, inFile bool) Source {
+	switch {
+	case inSpec:
+		return FromSpec
+	case inFile:
+		return FromFile
+	}
+	return FromBuiltin
 }
 
 // TTL is how long a Hook in terminal state s is kept; false for a state

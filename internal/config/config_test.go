@@ -91,7 +91,9 @@ func TestLoad(t *testing.T) {
 
 func TestEffective(t *testing.T) {
 	cfg := config.Default("/home")
-	cfg.Retention.Failed = metav1.Duration{Duration: time.Hour}
+	if err := config.Parse([]byte("retention:\n  failed: 1h\n"), "/home", cfg); err != nil {
+		t.Fatal(err)
+	}
 	d := func(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} }
 	spec := &v1.HookSpec{
 		StaleAfter:     d(2 * time.Second),
@@ -102,6 +104,10 @@ func TestEffective(t *testing.T) {
 	want := config.Effective{
 		StaleAfter: 2 * time.Second, CheckpointInterval: 5 * time.Minute, MaxCheckpoints: 7,
 		CompletedTTL: 3 * time.Second, FailedTTL: time.Hour, AbandonedTTL: 7 * 24 * time.Hour,
+		Sources: config.Sources{
+			StaleAfter: config.FromSpec, CheckpointInterval: config.FromBuiltin, MaxCheckpoints: config.FromSpec,
+			CompletedTTL: config.FromSpec, FailedTTL: config.FromFile, AbandonedTTL: config.FromBuiltin,
+		},
 	}
 	if e != want {
 		t.Errorf("Effective = %+v, want %+v", e, want)
@@ -116,5 +122,57 @@ func TestEffective(t *testing.T) {
 	}
 	if _, ok := e.TTL(v1.HookStepRunning); ok {
 		t.Error("step_running has a TTL")
+	}
+}
+
+func TestSources(t *testing.T) {
+	d := func(x time.Duration) *metav1.Duration { return &metav1.Duration{Duration: x} }
+	cases := []struct {
+		name string
+		file string // config file content; "" for none
+		spec v1.HookSpec
+		want config.Sources
+	}{
+		{
+			name: "no file, empty spec: built in",
+			want: config.Sources{StaleAfter: config.FromBuiltin, CheckpointInterval: config.FromBuiltin, MaxCheckpoints: config.FromBuiltin,
+				CompletedTTL: config.FromBuiltin, FailedTTL: config.FromBuiltin, AbandonedTTL: config.FromBuiltin},
+		},
+		{
+			name: "the file, even at the built-in value",
+			file: "staleAfter: 5m\ncheckpointInterval: 1m\nmaxCheckpoints: 9\nretention:\n  abandoned: 1h\n",
+			want: config.Sources{StaleAfter: config.FromFile, CheckpointInterval: config.FromFile, MaxCheckpoints: config.FromFile,
+				CompletedTTL: config.FromBuiltin, FailedTTL: config.FromBuiltin, AbandonedTTL: config.FromFile},
+		},
+		{
+			name: "the spec over the file",
+			file: "staleAfter: 1m\nmaxCheckpoints: 9\n",
+			spec: v1.HookSpec{StaleAfter: d(time.Second), CheckpointInterval: d(time.Second), MaxCheckpoints: 2,
+				Retention: &v1.RetentionPolicy{Failed: d(time.Second)}},
+			want: config.Sources{StaleAfter: config.FromSpec, CheckpointInterval: config.FromSpec, MaxCheckpoints: config.FromSpec,
+				CompletedTTL: config.FromBuiltin, FailedTTL: config.FromSpec, AbandonedTTL: config.FromBuiltin},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			home := t.TempDir()
+			t.Setenv(config.HomeEnv, home)
+			path := filepath.Join(home, config.FileName)
+			if c.file != "" {
+				if err := os.WriteFile(path, []byte(c.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg, err := config.Load("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if wantFile := map[bool]string{true: path, false: ""}[c.file != ""]; cfg.File != wantFile {
+				t.Errorf("File = %q, want %q", cfg.File, wantFile)
+			}
+			if got := cfg.Effective(&c.spec).Sources; got != c.want {
+				t.Errorf("Sources = %+v, want %+v", got, c.want)
+			}
+		})
 	}
 }

@@ -285,6 +285,7 @@ func (m *machine) pass() {
 	r.Phase = v1.StepPassed
 	r.CompletedAt = m.now()
 	r.Receipts = append([]v1.Receipt(nil), m.in.Receipts...)
+	r.FilesTouched = append([]string(nil), cs.FilesTouched...)
 	if next := cs.Index + 1; int(next) < len(m.hook.Spec.Steps) {
 		m.st.CurrentStep = &v1.CurrentStep{Index: next, Name: m.hook.Spec.Steps[next].Name, Attempt: 1}
 		m.record(Pass, v1.HookStepPending, "")

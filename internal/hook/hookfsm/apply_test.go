@@ -212,3 +212,34 @@ func TestEveryStateEventPair(t *testing.T) {
 		}
 	}
 }
+
+// TestPassKeepsTheFilesTouched checks that a passed step keeps the files
+// its attempt recorded, for the recovery file's overlap warning.
+func TestPassKeepsTheFilesTouched(t *testing.T) {
+	cases := []struct {
+		name  string
+		files []string
+	}{
+		{"files recorded", []string{"a.go", "dir/b.go"}},
+		{"no files", nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			hook := drive(t, newHook(), ini)
+			in := input(beg, 1)
+			in.Files = tc.files
+			st, err := hookfsm.Apply(hook, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hook.Status = *st
+			hook = drive(t, hook, val, pass)
+			if got := hook.Status.Steps[0].FilesTouched; !reflect.DeepEqual(got, tc.files) {
+				t.Errorf("passed step's filesTouched = %q, want %q", got, tc.files)
+			}
+			if hook.Status.CurrentStep.Index != 1 || len(hook.Status.CurrentStep.FilesTouched) != 0 {
+				t.Errorf("the next step starts with %+v", hook.Status.CurrentStep)
+			}
+		})
+	}
+}

@@ -57,6 +57,17 @@ type Options struct {
 	// ReceiptStatus reports each receipt's signature status; nil means
 	// UnverifiedStatus.
 	ReceiptStatus ReceiptStatus
+	// Checkpoints are the Hook's checkpoints, in any order (ListCheckpoints
+	// gives them). The newest is shown as the last checkpoint and the newest
+	// TimelineEntries as the timeline; none leaves both out.
+	Checkpoints []CheckpointSummary
+	// ChangedFiles are the workspace files changed since the last
+	// checkpoint, computed from git by the caller; they are shown only when
+	// ChangedFilesLive is true, else status.recovery.filesChangedSinceCheckpoint is.
+	ChangedFiles []string
+	// ChangedFilesLive tells that ChangedFiles was computed, so that an
+	// empty list means that nothing changed.
+	ChangedFilesLive bool
 }
 
 // Path is where the recovery file of namespace/name lives under dir.
@@ -74,22 +85,25 @@ func Write(dir string, hook *v1.Hook, opts Options) (string, error) {
 	return path, nil
 }
 
-// Render returns hook's recovery file. It reads only the object, never the
-// clock, so the same object always gives the same bytes.
+// Render returns hook's recovery file. It reads only the object and opts,
+// never the clock, the store or the workspace, so the same input always
+// gives the same bytes.
 func Render(hook *v1.Hook, opts Options) []byte {
 	status := opts.ReceiptStatus
 	if status == nil {
 		status = UnverifiedStatus
 	}
-	r := &renderer{hook: hook, status: status}
+	r := &renderer{hook: hook, status: status, opts: opts}
 	r.header()
 	r.summary()
 	r.suspended()
 	r.interruption()
 	r.nextAction()
+	r.lastCheckpoint()
 	r.doNotRepeat()
 	r.remaining()
 	r.workingOn()
+	r.timeline()
 	r.history()
 	return r.buf.Bytes()
 }
@@ -98,6 +112,7 @@ type renderer struct {
 	buf    bytes.Buffer
 	hook   *v1.Hook
 	status ReceiptStatus
+	opts   Options
 }
 
 func (r *renderer) printf(format string, args ...any) {
@@ -154,12 +169,6 @@ func (r *renderer) interruption() {
 	r.printf("- State when interrupted: `%s`\n", rec.LastState)
 	if rec.LastCheckpoint != "" {
 		r.printf("- Last checkpoint: `%s`\n", rec.LastCheckpoint)
-	}
-	if len(rec.FilesChangedSinceCheckpoint) > 0 {
-		r.printf("- **Warning:** these files changed since the last checkpoint; check them before going on:\n")
-		for _, f := range rec.FilesChangedSinceCheckpoint {
-			r.printf("  - `%s`\n", f)
-		}
 	}
 	r.printf("\n")
 }

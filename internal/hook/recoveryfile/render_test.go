@@ -19,11 +19,15 @@ package recoveryfile_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -54,8 +58,24 @@ func fakeStatus(_ *v1.Hook, step int, r *v1.Receipt) string {
 	return "verified (step index " + string(rune('0'+step)) + ")"
 }
 
+// loadCheckpoints summarizes testdata/recovery/checkpoints.yaml for h.
+func loadCheckpoints(t *testing.T, h *v1.Hook) []recoveryfile.CheckpointSummary {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "recovery", "checkpoints.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := &v1.CheckpointList{}
+	if err := yaml.UnmarshalStrict(data, list); err != nil {
+		t.Fatal(err)
+	}
+	return recoveryfile.Summarize(h, list.Items)
+}
+
 func TestGolden(t *testing.T) {
 	root := filepath.Join("..", "..", "..", "testdata")
+	recovering := loadHook(t, filepath.Join(root, "recovery", "recovering.yaml"))
+	cps := loadCheckpoints(t, recovering)
 	cases := []struct {
 		input  string
 		golden string
@@ -67,6 +87,11 @@ func TestGolden(t *testing.T) {
 		{"hooks/completed.yaml", "completed.md", recoveryfile.Options{}},
 		{"recovery/recovering.yaml", "recovering.md", recoveryfile.Options{ReceiptStatus: fakeStatus}},
 		{"recovery/recovering.yaml", "recovering-unverified.md", recoveryfile.Options{}},
+		{"recovery/recovering.yaml", "recovering-checkpoints.md", recoveryfile.Options{ReceiptStatus: fakeStatus, Checkpoints: cps}},
+		{"recovery/recovering.yaml", "recovering-live-changes.md", recoveryfile.Options{
+			ReceiptStatus: fakeStatus, Checkpoints: cps, ChangedFilesLive: true,
+			ChangedFiles: []string{"internal/limit/limiter.go", "README.md"},
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.golden, func(t *testing.T) {
@@ -173,5 +198,97 @@ func TestWrite(t *testing.T) {
 	got, err := os.ReadFile(path)
 	if err != nil || !bytes.Equal(got, recoveryfile.Render(h, recoveryfile.Options{})) {
 		t.Errorf("file content differs from Render: %v", err)
+	}
+}
+
+func TestCheckpointSections(t *testing.T) {
+	h := loadHook(t, filepath.Join("..", "..", "..", "testdata", "recovery", "recovering.yaml"))
+	cps := loadCheckpoints(t, h)
+	if len(cps) != 4 || cps[0].Name != "recovering-example-cp-4" || cps[3].Name != "recovering-example-cp-1" {
+		t.Fatalf("Summarize gave %+v, want cp-4 to cp-1, newest first, without other-hook's", cps)
+	}
+	reversed := slices.Clone(cps)
+	slices.Reverse(reversed)
+	many := make([]recoveryfile.CheckpointSummary, 0, 15)
+	for i := range 15 {
+		c := cps[3]
+		c.Name = fmt.Sprintf("cp-%02d", i)
+		c.Created = metav1.NewTime(c.Created.Add(time.Duration(i) * time.Minute))
+		many = append(many, c)
+	}
+	cases := []struct {
+		name    string
+		mutate  func(*v1.Hook)
+		opts    recoveryfile.Options
+		want    []string
+		notWant []string
+	}{
+		{
+			name: "last checkpoint and timeline",
+			opts: recoveryfile.Options{Checkpoints: reversed},
+			want: []string{
+				"## Last checkpoint\n\n- `recovering-example-cp-4` at 2026-11-20T10:18:00Z, trigger `interval`, step \"wire\"",
+				"- Commit `333333333333` on branch `rate-limit`, with uncommitted changes",
+				"`tether checkpoint restore recovering-example-cp-4`",
+				"**Warning:** these files changed since the last checkpoint",
+				"**Warning:** files of passed steps changed since the last checkpoint",
+				"- step \"implement\" (2/3): `internal/http/middleware.go`",
+				"## Checkpoint timeline\n\nThe newest 4 of 4 checkpoints, newest first:",
+				"`recovering-example-cp-2` (git_commit), step \"implement\", commit `111111111111`: limiter with a token bucket",
+				"design passed ## DO NOT REPEAT",
+			},
+			notWant: []string{"other-hook"},
+		},
+		{
+			name:    "live changes replace the status's",
+			opts:    recoveryfile.Options{Checkpoints: cps, ChangedFilesLive: true, ChangedFiles: []string{"docs/x.md"}},
+			want:    []string{"- `docs/x.md`"},
+			notWant: []string{"- `internal/http/middleware.go`\n\n**Warning:** files of passed", "files of passed steps"},
+		},
+		{
+			name: "live and nothing changed",
+			opts: recoveryfile.Options{Checkpoints: cps, ChangedFilesLive: true},
+			want: []string{"No file changed since the last checkpoint."},
+		},
+		{
+			name:    "no checkpoints listed: the status's name",
+			want:    []string{"## Last checkpoint\n\n- `recovering-example-cp-4`\n", "**Warning:** these files changed"},
+			notWant: []string{"## Checkpoint timeline"},
+		},
+		{
+			name: "no checkpoint at all",
+			mutate: func(h *v1.Hook) {
+				h.Status.Recovery = nil
+			},
+			notWant: []string{"## Last checkpoint", "## Checkpoint timeline"},
+		},
+		{
+			name:    "the timeline keeps the newest",
+			opts:    recoveryfile.Options{Checkpoints: many},
+			want:    []string{"The newest 10 of 15 checkpoints", "`cp-14`", "`cp-05`"},
+			notWant: []string{"`cp-04`"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := h.DeepCopy()
+			if c.mutate != nil {
+				c.mutate(h)
+			}
+			out := string(recoveryfile.Render(h, c.opts))
+			if again := string(recoveryfile.Render(h, c.opts)); again != out {
+				t.Fatal("two renderings differ")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("missing %q in:\n%s", w, out)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("unexpected %q in:\n%s", w, out)
+				}
+			}
+		})
 	}
 }
