@@ -293,8 +293,8 @@ func TestCaptureBadInputs(t *testing.T) {
 			check: func(t *testing.T, dir string, res *snapshot.Result) {
 				files := lsTree(t, dir, res.Commit)
 				for path, want := range map[string]string{
-					"with space.txt":            "100644 space\n",
-					"new\nline.txt":             "100644 newline\n",
+					"with space.txt":             "100644 space\n",
+					"new\nline.txt":              "100644 newline\n",
 					"dir with space/ü \"q\".txt": "100644 quoted\n",
 				} {
 					if files[path] != want {
