@@ -136,16 +136,47 @@ func Ref(namespace, hook string, seq int64) string {
 // workspace as a commit parented on HEAD (parentless on an unborn branch)
 // under Ref(opts.Namespace, opts.Hook, opts.Seq), which it creates and
 // never overwrites (ErrRefExists). The ref is written last and atomically,
-// so an interrupted capture leaves at most unreferenced objects.
+// so an interrupted capture leaves at most unreferenced objects. It is
+// Prepare followed by Pending.Commit.
 func Capture(ctx context.Context, workspace string, opts Options) (*Result, error) {
-	if opts.Namespace == "" || opts.Hook == "" || opts.Seq <= 0 {
-		return nil, fmt.Errorf("snapshot: namespace, hook and a positive seq are required (got %q, %q, %d)", opts.Namespace, opts.Hook, opts.Seq)
+	if opts.Seq <= 0 {
+		return nil, fmt.Errorf("snapshot: a positive seq is required (got %d)", opts.Seq)
+	}
+	p, err := Prepare(ctx, workspace, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.SkipUnchanged && p.Result.Unchanged {
+		return &p.Result, nil
+	}
+	return p.Commit(ctx, opts.Seq, opts.Message)
+}
+
+// Pending is a prepared snapshot: its tree is written, its commit and ref
+// are not.
+type Pending struct {
+	// Result describes the snapshot; Ref and Commit are empty until Commit.
+	// Unchanged is true when the tree equals Options.Previous's.
+	Result Result
+	r      *repo
+	ns     string
+	hook   string
+}
+
+// Prepare writes the tree of the working tree of the repository containing
+// workspace and lists the files changed since opts.Previous (or HEAD),
+// without creating a commit or a ref; opts.Seq is not used.
+func Prepare(ctx context.Context, workspace string, opts Options) (*Pending, error) {
+	if opts.Namespace == "" || opts.Hook == "" {
+		return nil, fmt.Errorf("snapshot: namespace and hook are required (got %q, %q)", opts.Namespace, opts.Hook)
 	}
 	r, err := openRepo(ctx, workspace)
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Head: r.head, Branch: r.branch}
+	p := &Pending{r: r, ns: opts.Namespace, hook: opts.Hook}
+	res := &p.Result
+	res.Head, res.Branch = r.head, r.branch
 	for _, op := range r.inProgress {
 		res.Degraded = append(res.Degraded, fmt.Sprintf("a %s is in progress: the snapshot holds the working tree as it is (conflict markers included), parented on HEAD only", op))
 	}
@@ -165,10 +196,9 @@ func Capture(ctx context.Context, workspace string, opts Options) (*Result, erro
 	res.Tree, res.Skipped = tree, skipped
 	if len(skipped) > maxSkipped {
 		res.Skipped = skipped[:maxSkipped]
-		res.Degraded = append(res.Degraded, fmt.Sprintf("%d files skipped for their size; %d named", len(skipped), maxSkipped))
 	}
 	if len(skipped) > 0 {
-		res.Degraded = append(res.Degraded, fmt.Sprintf("%d file(s) larger than %d bytes left out", len(skipped), maxSize(opts.MaxFileSize)))
+		res.Degraded = append(res.Degraded, fmt.Sprintf("%d file(s) larger than %d bytes left out (named in skipped files)", len(skipped), maxSize(opts.MaxFileSize)))
 	}
 	// The refreshed index is kept whatever follows: it only speeds up the next capture.
 	idx.keep()
@@ -185,6 +215,7 @@ func Capture(ctx context.Context, workspace string, opts Options) (*Result, erro
 			base = ""
 		}
 	}
+	fromPrevious := base != ""
 	if base == "" {
 		base = r.head
 	}
@@ -193,33 +224,42 @@ func Capture(ctx context.Context, workspace string, opts Options) (*Result, erro
 		return nil, err
 	}
 	res.Changed, res.Truncated = changed, truncated
-	if opts.SkipUnchanged && opts.Previous != "" && base == opts.Previous && len(changed) == 0 {
-		res.Unchanged = true
-		return res, nil
-	}
+	res.Unchanged = fromPrevious && len(changed) == 0
+	return p, nil
+}
 
-	msg := opts.Message
-	if msg == "" {
-		msg = fmt.Sprintf("tether checkpoint %s/%s #%d", opts.Namespace, opts.Hook, opts.Seq)
+// Commit creates the snapshot commit (once; a retry reuses it) and the
+// ref Ref(namespace, hook, seq), create-only: ErrRefExists when it exists.
+func (p *Pending) Commit(ctx context.Context, seq int64, message string) (*Result, error) {
+	if seq <= 0 {
+		return nil, fmt.Errorf("snapshot: a positive seq is required (got %d)", seq)
 	}
-	args := []string{"commit-tree", tree}
-	if r.head != "" {
-		args = append(args, "-p", r.head)
+	res := p.Result
+	if res.Commit == "" {
+		msg := message
+		if msg == "" {
+			msg = fmt.Sprintf("tether checkpoint %s/%s", p.ns, p.hook)
+		}
+		args := []string{"commit-tree", res.Tree}
+		if p.r.head != "" {
+			args = append(args, "-p", p.r.head)
+		}
+		out, err := gitCmd{dir: p.r.top, args: append(args, "-F", "-"), stdin: strings.NewReader(msg + "\n")}.run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.Commit = trimNL(out)
+		p.Result.Commit = res.Commit
 	}
-	out, err := gitCmd{dir: r.top, args: append(args, "-F", "-"), stdin: strings.NewReader(msg + "\n")}.run(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res.Commit = trimNL(out)
-	ref := Ref(opts.Namespace, opts.Hook, opts.Seq)
-	if _, err := git(ctx, r.top, "update-ref", "-m", "tether checkpoint", ref, res.Commit, ""); err != nil {
-		if _, verr := git(ctx, r.top, "rev-parse", "-q", "--verify", ref); verr == nil {
+	ref := Ref(p.ns, p.hook, seq)
+	if _, err := git(ctx, p.r.top, "update-ref", "-m", "tether checkpoint", ref, res.Commit, ""); err != nil {
+		if _, verr := git(ctx, p.r.top, "rev-parse", "-q", "--verify", ref); verr == nil {
 			return nil, fmt.Errorf("%w: %s", ErrRefExists, ref)
 		}
 		return nil, err
 	}
 	res.Ref = ref
-	return res, nil
+	return &res, nil
 }
 
 func maxSize(n int64) int64 {
