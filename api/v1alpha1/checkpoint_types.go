@@ -75,6 +75,12 @@ type CheckpointSpec struct {
 	// +optional
 	State HookState `json:"state,omitempty"`
 
+	// Workspace is the root of the git working tree the snapshot was taken
+	// of; restore, diff and the finalizer that deletes the ref work there.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	Workspace string `json:"workspace,omitempty"`
+
 	// Git is the state of the workspace's git repository.
 	// +optional
 	Git *GitState `json:"git,omitempty"`

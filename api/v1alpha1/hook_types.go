@@ -231,6 +231,12 @@ type HookStatus struct {
 	// +optional
 	CheckpointSeq int64 `json:"checkpointSeq,omitempty"`
 
+	// IntervalCheckedAt is when the interval checkpoint last looked at the
+	// workspace and took nothing (no change since LastCheckpoint, or the
+	// capture failed); the next look is checkpointInterval later.
+	// +optional
+	IntervalCheckedAt *metav1.Time `json:"intervalCheckedAt,omitempty"`
+
 	// RecoveryFile is the path of the rendered Markdown recovery file.
 	// +optional
 	RecoveryFile string `json:"recoveryFile,omitempty"`

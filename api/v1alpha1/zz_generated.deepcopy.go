@@ -430,6 +430,10 @@ func (in *HookStatus) DeepCopyInto(out *HookStatus) {
 		*out = new(LastCheckpoint)
 		(*in).DeepCopyInto(*out)
 	}
+	if in.IntervalCheckedAt != nil {
+		in, out := &in.IntervalCheckedAt, &out.IntervalCheckedAt
+		*out = (*in).DeepCopy()
+	}
 	if in.Conditions != nil {
 		in, out := &in.Conditions, &out.Conditions
 		*out = make([]v1.Condition, len(*in))

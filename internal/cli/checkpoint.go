@@ -279,13 +279,15 @@ commit that was HEAD when the checkpoint was taken.`,
 		if err != nil {
 			return err
 		}
-		hook := &v1.Hook{}
-		if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: cp.Spec.HookName}, hook); err != nil {
-			return explainHookErr(cp.Spec.HookName, err)
-		}
-		ws, err := checkpointWorkspace(hook)
-		if err != nil {
-			return err
+		ws := cp.Spec.Workspace
+		if ws == "" {
+			hook := &v1.Hook{}
+			if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: cp.Spec.HookName}, hook); err != nil {
+				return explainHookErr(cp.Spec.HookName, err)
+			}
+			if ws, err = checkpointWorkspace(hook); err != nil {
+				return err
+			}
 		}
 		res, err := snapshot.Restore(ctx, ws, cp.Spec.Git.SnapshotCommit, o)
 		if err != nil {

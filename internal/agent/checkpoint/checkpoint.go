@@ -244,6 +244,7 @@ func newCheckpoint(hook *v1.Hook, seq int64, req Request, res *snapshot.Result) 
 			Description: truncate(req.Description, 1024),
 			State:       hook.Status.State,
 			PullRequest: req.PullRequest,
+			Workspace:   res.Workspace,
 			Git: &v1.GitState{
 				Branch:         res.Branch,
 				Commit:         res.Head,

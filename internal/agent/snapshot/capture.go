@@ -101,6 +101,8 @@ type File struct {
 
 // Result is what a capture stored.
 type Result struct {
+	// Workspace is the root of the working tree snapshotted.
+	Workspace string
 	// Ref is the checkpoint ref, empty when nothing was stored.
 	Ref string
 	// Commit is the snapshot commit.
@@ -176,7 +178,7 @@ func Prepare(ctx context.Context, workspace string, opts Options) (*Pending, err
 	}
 	p := &Pending{r: r, ns: opts.Namespace, hook: opts.Hook}
 	res := &p.Result
-	res.Head, res.Branch = r.head, r.branch
+	res.Head, res.Branch, res.Workspace = r.head, r.branch, r.top
 	for _, op := range r.inProgress {
 		res.Degraded = append(res.Degraded, fmt.Sprintf("a %s is in progress: the snapshot holds the working tree as it is (conflict markers included), parented on HEAD only", op))
 	}
