@@ -179,7 +179,7 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 func allocate(ctx context.Context, c client.Client, key client.ObjectKey) (int64, *v1.Hook, error) {
 	var seq int64
 	var hook *v1.Hook
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		h := &v1.Hook{}
 		if err := c.Get(ctx, key, h); err != nil {
 			return err
@@ -201,7 +201,7 @@ func allocate(ctx context.Context, c client.Client, key client.ObjectKey) (int64
 // checkpoint is recorded already. It is the one status write of a
 // checkpoint's outcome, retried on conflict.
 func recordLast(ctx context.Context, c client.Client, key client.ObjectKey, cp *v1.Checkpoint, at time.Time) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 		h := &v1.Hook{}
 		if err := c.Get(ctx, key, h); err != nil {
 			return err
