@@ -23,7 +23,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -345,4 +347,13 @@ func (v *hookVerb) checkpointPassedStep(ctx context.Context, b *Backend, name, s
 		}
 		_, _ = fmt.Fprintf(v.errOut, "checkpoint.%s/%s created (%s, snapshot %s)\n", v1.GroupVersion.Group, out.Checkpoint.Name, t, out.Checkpoint.Spec.Git.SnapshotShort)
 	}
+}
+
+// quoteIfNeeded quotes a path holding a control character (a newline in a
+// file name), so that each file stays on one line.
+func quoteIfNeeded(p string) string {
+	if strings.IndexFunc(p, unicode.IsControl) >= 0 {
+		return strconv.Quote(p)
+	}
+	return p
 }

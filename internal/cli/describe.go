@@ -475,7 +475,7 @@ func describeCheckpoint(w describe.PrefixWriter, cp *tetherv1alpha1.Checkpoint) 
 			if f.ModTime != nil {
 				mod = f.ModTime.UTC().Format(time.RFC3339)
 			}
-			w.Write(describe.LEVEL_1, "%s\t%q\t%s\t%d\t%s\t%s\n", orNone(string(f.Change)), f.Path, orNone(f.Mode), f.Size, mod, orNone(f.Hash))
+			w.Write(describe.LEVEL_1, "%s\t%s\t%s\t%d\t%s\t%s\n", orNone(string(f.Change)), quoteIfNeeded(f.Path), orNone(f.Mode), f.Size, mod, orNone(f.Hash))
 		}
 	}
 	describeConditions(w, cp.Status.Conditions)
