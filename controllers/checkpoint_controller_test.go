@@ -30,7 +30,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/controllers"
@@ -39,6 +41,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/store/storemanager"
+	"github.com/tether-dev/tether/internal/testing/testenv"
 )
 
 // startCheckpointManager runs every reconciler with a short ref
@@ -309,5 +312,60 @@ func TestIntervalDue(t *testing.T) {
 				t.Errorf("IntervalDue = %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCheckpointsOnKubeAPIServer runs the Checkpoint reconciler against a
+// real kube-apiserver: pruning goes through the finalizer, which deletes
+// the refs, and the spec stays immutable while the finalizer is edited.
+// (envtest runs no garbage collector, so the owner cascade is proven on
+// the file store only.)
+func TestCheckpointsOnKubeAPIServer(t *testing.T) {
+	env := testenv.Start(t)
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Client.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controllers.SetupAll(mgr, controllers.Options{Config: testConfig(t), SkipNameValidation: true, CheckpointVerifyPeriod: 200 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("manager: %v", err)
+		}
+	}()
+	c := env.Client
+	h := newHook("kube", time.Hour, "build")
+	h.Spec.Workspace = gitRepo(t)
+	h.Spec.MaxCheckpoints = 2
+	if err := c.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	var last *v1.Checkpoint
+	for i := range 4 {
+		if err := os.WriteFile(filepath.Join(h.Spec.Workspace, "f"), []byte(strings.Repeat("y", i+1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, err := checkpoint.Take(ctx, c, client.ObjectKeyFromObject(h), checkpoint.Request{Trigger: v1.TriggerManual})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = out.Checkpoint
+	}
+	eventually(t, "pruned to 2 checkpoints and refs", 30*time.Second, func() bool {
+		return slices.Equal(checkpointNames(t, c, "kube"), []string{"kube-3", "kube-4"}) &&
+			slices.Equal(refSeqs(t, h.Spec.Workspace, "kube"), []int64{3, 4})
+	})
+	got := &v1.Checkpoint{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(last), got); err != nil {
+		t.Fatal(err)
+	}
+	got.Spec.Description = "rewritten"
+	if err := c.Update(ctx, got); err == nil || !strings.Contains(err.Error(), "immutable") {
+		t.Errorf("updating a Checkpoint's spec: %v, want the immutability rule", err)
 	}
 }
