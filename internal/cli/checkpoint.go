@@ -262,7 +262,7 @@ left alone.
 --branch NAME creates a branch at the snapshot commit, whose parent is the
 commit that was HEAD when the checkpoint was taken.`,
 		Example: `  tether checkpoint restore fix-login-12
-  tether checkpoint restore fix-login-12 --to /tmp/rescued
+  tether checkpoint restore fix-login-12 --to ../rescued
   tether checkpoint restore fix-login-12 --branch rescued-work`,
 		Args: cobra.ExactArgs(1),
 	}
