@@ -19,12 +19,13 @@ limitations under the License.
 // and on a Kubernetes cluster.
 package controllers
 
-// The permissions the manager needs in cluster mode. controller-gen renders
-// them into config/rbac/role.yaml.
+// The permissions the manager needs in cluster mode, and no more: grant a
+// resource here in the commit that makes the manager use it (the Pods of
+// template Workers, for example, are not run yet; the receipt key Secret is
+// read by the CLI verbs with the user's credentials, not by the manager).
+// controller-gen renders them into config/rbac/role.yaml.
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks;workers;checkpoints,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status;workers/status;checkpoints/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/finalizers;workers/finalizers;checkpoints/finalizers,verbs=update
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;create

@@ -34,6 +34,18 @@ import (
 
 var tetherBin string
 
+// buildTether builds the binary into out the way `make build` does: no cgo,
+// -trimpath, stripped (-s -w), with the version and commit stamped.
+// binary_test.go checks that the result is what ships.
+func buildTether(out string) error {
+	build := exec.Command("go", "build", "-trimpath", "-ldflags",
+		"-X github.com/tether-dev/tether/internal/version.Version=v9.9.9-test -X github.com/tether-dev/tether/internal/version.Commit=abc123 -s -w",
+		"-o", out, ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stderr = os.Stderr
+	return build.Run()
+}
+
 // TestMain builds the real binary once; the tests drive it as a user would.
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "tether-e2e-")
@@ -41,11 +53,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	tetherBin = filepath.Join(dir, "tether")
-	build := exec.Command("go", "build", "-ldflags",
-		"-X github.com/tether-dev/tether/internal/version.Version=v9.9.9-test -X github.com/tether-dev/tether/internal/version.Commit=abc123",
-		"-o", tetherBin, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
+	if err := buildTether(tetherBin); err != nil {
 		panic("building tether: " + err.Error())
 	}
 	code := m.Run()

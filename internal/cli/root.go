@@ -68,5 +68,6 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
 	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
 	root.AddCommand(newCheckpointCommand(opts))
+	root.AddCommand(newAgentCommand())
 	return root
 }

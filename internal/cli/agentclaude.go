@@ -1,0 +1,110 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tether-dev/tether/internal/agent/claudesettings"
+)
+
+// agentNames are the agents `tether agent install` knows.
+var agentNames = []string{"claude"}
+
+// newAgentCommand is the `agent` group: tether's integration with coding
+// agents.
+func newAgentCommand() *cobra.Command {
+	agent := &cobra.Command{
+		Use:   "agent",
+		Short: "Integrate tether with coding agents",
+	}
+	agent.AddCommand(newAgentInstallCommand(true), newAgentInstallCommand(false))
+	return agent
+}
+
+func newAgentInstallCommand(install bool) *cobra.Command {
+	var scope, dir string
+	var dryRun bool
+	verb, short, long := "install", "Install tether's hooks into an agent's settings",
+		`Merge tether's hook entries ("<tether> agent hook" for SessionStart,
+UserPromptSubmit, PostToolUse, PreCompact, Stop and SessionEnd) into Claude
+Code's settings file. Every other key and hook is kept; installing twice
+changes nothing; the file is written atomically; a file that is not valid JSON
+is refused with its line and column. See docs/agents.md.`
+	if !install {
+		verb, short, long = "uninstall", "Remove tether's hooks from an agent's settings",
+			`Remove exactly tether's hook entries from Claude Code's settings file; a
+group, event or "hooks" object goes only when that removal empties it. See
+docs/agents.md.`
+	}
+	cmd := &cobra.Command{
+		Use:       verb + " claude [--scope project|user|local] [--dir DIR] [--dry-run]",
+		Short:     short,
+		Long:      long,
+		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
+		ValidArgs: agentNames,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			root, err := filepath.Abs(dir)
+			if err != nil {
+				return fmt.Errorf("--dir: %w", err)
+			}
+			home := ""
+			if claudesettings.Scope(scope) == claudesettings.ScopeUser {
+				if home, err = os.UserHomeDir(); err != nil {
+					return fmt.Errorf("--scope user: %w", err)
+				}
+			}
+			path, err := claudesettings.Path(claudesettings.Scope(scope), root, home)
+			if err != nil {
+				return fmt.Errorf("--%w", err)
+			}
+			var res claudesettings.Result
+			if install {
+				exe, err := os.Executable()
+				if err != nil {
+					return fmt.Errorf("finding the tether binary: %w", err)
+				}
+				res, err = claudesettings.Install(path, claudesettings.Options{TetherPath: exe}, dryRun)
+				if err != nil {
+					return err
+				}
+			} else if res, err = claudesettings.Uninstall(path, dryRun); err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if dryRun {
+				_, err := out.Write(res.After)
+				return err
+			}
+			state := map[bool]string{true: "installed", false: "removed"}[install]
+			if !res.Changed {
+				state = "unchanged"
+			}
+			_, err = fmt.Fprintf(out, "claude hooks %s: %s\n", state, res.Path)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&scope, "scope", string(claudesettings.ScopeProject),
+		"which settings file: project (DIR/.claude/settings.json), local (DIR/.claude/settings.local.json) or user (~/.claude/settings.json)")
+	cmd.Flags().StringVar(&dir, "dir", ".", "the project root")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the resulting settings file instead of writing it")
+	return cmd
+}
