@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"errors"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -39,6 +40,9 @@ type Options struct {
 	// ReceiptStatus verifies receipts for the recovery file; nil reports
 	// only whether they are signed.
 	ReceiptStatus recoveryfile.ReceiptStatus
+	// CheckpointVerifyPeriod is how often a Checkpoint's git ref is checked
+	// again; zero means DefaultCheckpointVerifyPeriod.
+	CheckpointVerifyPeriod time.Duration
 	// SkipNameValidation lets tests start several Managers in one process;
 	// controller-runtime otherwise refuses a second controller named "hook".
 	SkipNameValidation bool
@@ -62,6 +66,9 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		ReceiptStatus: opts.ReceiptStatus,
 	}
 	if err := hooks.setup(mgr, opts.SkipNameValidation); err != nil {
+		return err
+	}
+	if err := setupCheckpoints(mgr, events, opts); err != nil {
 		return err
 	}
 	ret := &RetentionReconciler{

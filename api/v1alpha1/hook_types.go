@@ -220,6 +220,23 @@ type HookStatus struct {
 	// +optional
 	HistoryDropped int64 `json:"historyDropped,omitempty"`
 
+	// LastCheckpoint is the newest Checkpoint taken of the Hook.
+	// +optional
+	LastCheckpoint *LastCheckpoint `json:"lastCheckpoint,omitempty"`
+
+	// CheckpointSeq is the last checkpoint sequence number handed out. A
+	// checkpoint allocates the next one with a compare-and-swap update of
+	// the status (resourceVersion), so no two checkpoints share a number.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	CheckpointSeq int64 `json:"checkpointSeq,omitempty"`
+
+	// IntervalCheckedAt is when the interval checkpoint last looked at the
+	// workspace and took nothing (no change since LastCheckpoint, or the
+	// capture failed); the next look is checkpointInterval later.
+	// +optional
+	IntervalCheckedAt *metav1.Time `json:"intervalCheckedAt,omitempty"`
+
 	// RecoveryFile is the path of the rendered Markdown recovery file.
 	// +optional
 	RecoveryFile string `json:"recoveryFile,omitempty"`
@@ -229,6 +246,33 @@ type HookStatus struct {
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// LastCheckpoint identifies a Hook's newest Checkpoint.
+type LastCheckpoint struct {
+	// Name is the Checkpoint's name.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Seq is the Checkpoint's sequence number.
+	// +kubebuilder:validation:Minimum=0
+	Seq int64 `json:"seq"`
+	// Time is when the checkpoint was taken.
+	Time metav1.Time `json:"time"`
+	// Trigger is what caused it.
+	Trigger CheckpointTrigger `json:"trigger"`
+	// Step is the step being worked on when it was taken.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Step string `json:"step,omitempty"`
+	// SnapshotCommit is the commit of the workspace it stored.
+	// +kubebuilder:validation:Pattern=`^([0-9a-f]{40}|[0-9a-f]{64})?$`
+	// +optional
+	SnapshotCommit string `json:"snapshotCommit,omitempty"`
+	// SnapshotTree is that commit's tree; an interval checkpoint is skipped
+	// while the workspace's tree still equals it.
+	// +kubebuilder:validation:Pattern=`^([0-9a-f]{40}|[0-9a-f]{64})?$`
+	// +optional
+	SnapshotTree string `json:"snapshotTree,omitempty"`
 }
 
 // CurrentStep describes the step the task is on.

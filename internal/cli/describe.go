@@ -445,6 +445,16 @@ func describeCheckpoint(w describe.PrefixWriter, cp *tetherv1alpha1.Checkpoint) 
 	w.Write(describe.LEVEL_1, "Description:\t%s\n", orNone(s.Description))
 	w.Write(describe.LEVEL_1, "Step:\t%s\n", orNone(s.Step))
 	w.Write(describe.LEVEL_1, "Hook State:\t%s\n", orNone(string(s.State)))
+	w.Write(describe.LEVEL_1, "Seq:\t%d\n", s.Seq)
+	if s.PullRequest != "" {
+		w.Write(describe.LEVEL_1, "Pull Request:\t%s\n", s.PullRequest)
+	}
+	for _, d := range s.Degraded {
+		w.Write(describe.LEVEL_1, "Degraded:\t%s\n", d)
+	}
+	if len(s.SkippedFiles) > 0 {
+		w.Write(describe.LEVEL_1, "Skipped Files:\t%s\n", strings.Join(s.SkippedFiles, ", "))
+	}
 	if g := s.Git; g != nil {
 		w.Write(describe.LEVEL_1, "Git:\n")
 		w.Write(describe.LEVEL_2, "Branch:\t%s\n", orNone(g.Branch))
@@ -463,14 +473,14 @@ func describeCheckpoint(w describe.PrefixWriter, cp *tetherv1alpha1.Checkpoint) 
 			title = "Files (truncated):\n"
 		}
 		w.Write(describe.LEVEL_0, title)
-		w.Write(describe.LEVEL_1, "Path\tSize\tModified\tSHA256\n")
-		w.Write(describe.LEVEL_1, "----\t----\t--------\t------\n")
+		w.Write(describe.LEVEL_1, "Change\tPath\tMode\tSize\tModified\tHash\n")
+		w.Write(describe.LEVEL_1, "------\t----\t----\t----\t--------\t----\n")
 		for _, f := range s.Files {
 			mod := "<none>"
 			if f.ModTime != nil {
 				mod = f.ModTime.UTC().Format(time.RFC3339)
 			}
-			w.Write(describe.LEVEL_1, "%s\t%d\t%s\t%s\n", f.Path, f.Size, mod, orNone(f.SHA256))
+			w.Write(describe.LEVEL_1, "%s\t%s\t%s\t%d\t%s\t%s\n", orNone(string(f.Change)), quoteIfNeeded(f.Path), orNone(f.Mode), f.Size, mod, orNone(f.Hash))
 		}
 	}
 	describeConditions(w, cp.Status.Conditions)

@@ -178,6 +178,7 @@ func (v *hookVerb) conclude(ctx context.Context, b *Backend, name string, cs v1.
 	if !passed {
 		return fmt.Errorf("step %q attempt %d failed validation: %s", cs.Name, cs.Attempt, failure)
 	}
+	v.checkpointPassedStep(ctx, b, name, cs.Name, len(results))
 	return nil
 }
 

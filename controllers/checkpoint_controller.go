@@ -1,0 +1,288 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/checkpoint"
+	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/config"
+)
+
+// CheckpointControllerName names the Checkpoint reconciler in Events and logs.
+const CheckpointControllerName = "tether-checkpoint-controller"
+
+// DefaultCheckpointVerifyPeriod is how often a Checkpoint's ref is checked
+// again when nothing else happens. A ref lives in git, outside the store,
+// and is not watched: a `git update-ref -d` shows in the Ready condition
+// within this period.
+const DefaultCheckpointVerifyPeriod = 2 * time.Minute
+
+// finalizerGiveUpAfter is how long the finalizer retries a ref deletion
+// that fails for an unexpected reason before it gives up with an Event.
+const finalizerGiveUpAfter = 5 * time.Minute
+
+// Condition reasons of a Checkpoint's Ready condition beyond those in the API.
+const (
+	// ReasonWorkspaceUnavailable means the workspace cannot be read from
+	// where the reconciler runs: it is gone, or on another host.
+	ReasonWorkspaceUnavailable = "WorkspaceUnavailable"
+)
+
+// CheckpointReconciler keeps Checkpoints: it prunes each Hook's to the
+// newest maxCheckpoints, deletes a Checkpoint's git ref before the object
+// goes (finalizer), and sets Ready from whether the ref still points at
+// the snapshot commit.
+type CheckpointReconciler struct {
+	// Client reads and writes Checkpoints and reads Hooks.
+	Client client.Client
+	// Events records Events for what a person must notice.
+	Events recorder.EventRecorder
+	// Config supplies maxCheckpoints when a Hook's spec does not.
+	Config *config.Config
+	// VerifyPeriod is how often the ref is checked again; zero means
+	// DefaultCheckpointVerifyPeriod.
+	VerifyPeriod time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=get;list;watch;update;patch;delete
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints/finalizers,verbs=update
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile handles one Checkpoint.
+func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	cp := &v1.Checkpoint{}
+	if err := r.Client.Get(ctx, req.NamespacedName, cp); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if !cp.DeletionTimestamp.IsZero() {
+		return ctrl.Result{}, r.finalize(ctx, cp)
+	}
+	if controllerutil.AddFinalizer(cp, checkpoint.Finalizer) {
+		if err := r.Client.Update(ctx, cp); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	pruned, err := r.prune(ctx, cp)
+	if err != nil || pruned {
+		return ctrl.Result{}, err
+	}
+	if err := r.setReady(ctx, cp); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return ctrl.Result{Requeue: true}, nil
+		}
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: r.verifyPeriod()}, nil
+}
+
+// prune deletes the Hook's Checkpoints beyond the newest maxCheckpoints;
+// true when cp itself was among them.
+func (r *CheckpointReconciler) prune(ctx context.Context, cp *v1.Checkpoint) (bool, error) {
+	hook := &v1.Hook{}
+	if err := r.Client.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: cp.Spec.HookName}, hook); err != nil {
+		// Without its Hook there is no limit to apply; the owner
+		// reference's cascade deletes an orphan.
+		return false, client.IgnoreNotFound(err)
+	}
+	limit := int(r.Config.Effective(&hook.Spec).MaxCheckpoints)
+	list := &v1.CheckpointList{}
+	var opts []client.ListOption
+	opts = append(opts, client.InNamespace(cp.Namespace))
+	if cp.Labels[checkpoint.HookLabel] == hook.Name {
+		opts = append(opts, client.MatchingLabels{checkpoint.HookLabel: hook.Name})
+	}
+	if err := r.Client.List(ctx, list, opts...); err != nil {
+		return false, err
+	}
+	var live []*v1.Checkpoint
+	for i := range list.Items {
+		c := &list.Items[i]
+		if c.Spec.HookName == hook.Name && c.DeletionTimestamp.IsZero() {
+			live = append(live, c)
+		}
+	}
+	if len(live) <= limit {
+		return false, nil
+	}
+	// Newest first: highest sequence, then latest creation.
+	slices.SortFunc(live, func(a, b *v1.Checkpoint) int {
+		if c := cmp.Compare(b.Spec.Seq, a.Spec.Seq); c != 0 {
+			return c
+		}
+		return b.CreationTimestamp.Compare(a.CreationTimestamp.Time)
+	})
+	self := false
+	for _, old := range live[limit:] {
+		if err := r.Client.Delete(ctx, old, client.Preconditions{UID: &old.UID}); err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("pruning checkpoint %s: %w", old.Name, err)
+		}
+		r.Events.Eventf(old, hook, corev1.EventTypeNormal, "Pruned", "Prune",
+			"hook %s keeps its newest %d checkpoints (maxCheckpoints); %s (seq %d) deleted", hook.Name, limit, old.Name, old.Spec.Seq)
+		self = self || old.UID == cp.UID
+	}
+	log.FromContext(ctx).Info("pruned checkpoints", "hook", hook.Name, "kept", limit, "deleted", len(live)-limit)
+	return self, nil
+}
+
+// setReady records whether the snapshot ref exists and points at the
+// recorded commit.
+func (r *CheckpointReconciler) setReady(ctx context.Context, cp *v1.Checkpoint) error {
+	cond := metav1.Condition{Type: v1.ConditionReady, ObservedGeneration: cp.Generation, LastTransitionTime: metav1.NewTime(r.now())}
+	g := cp.Spec.Git
+	switch {
+	case g == nil || g.SnapshotRef == "" || g.SnapshotCommit == "":
+		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1.ReasonSnapshotMissing, "the checkpoint records no snapshot ref and commit"
+	default:
+		err := snapshot.Verify(ctx, cp.Spec.Workspace, g.SnapshotRef, g.SnapshotCommit)
+		switch {
+		case err == nil:
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, v1.ReasonSnapshotRecorded,
+				fmt.Sprintf("%s points at %s", g.SnapshotRef, g.SnapshotCommit)
+		case errors.Is(err, snapshot.ErrRefMissing), errors.Is(err, snapshot.ErrRefMoved), errors.Is(err, snapshot.ErrCommitMissing):
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1.ReasonSnapshotMissing, err.Error()
+		default:
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, ReasonWorkspaceUnavailable, err.Error()
+		}
+	}
+	old := meta.FindStatusCondition(cp.Status.Conditions, v1.ConditionReady)
+	if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message && cp.Status.ObservedGeneration == cp.Generation {
+		return nil
+	}
+	meta.SetStatusCondition(&cp.Status.Conditions, cond)
+	cp.Status.ObservedGeneration = cp.Generation
+	if err := r.Client.Status().Update(ctx, cp); err != nil {
+		return err
+	}
+	if cond.Status == metav1.ConditionFalse && (old == nil || old.Status != metav1.ConditionFalse) {
+		r.Events.Eventf(cp, nil, corev1.EventTypeWarning, v1.ReasonSnapshotMissing, "Verify", "%s", cond.Message)
+	}
+	return nil
+}
+
+// finalize deletes the snapshot ref and then the finalizer. A workspace
+// that is gone, or a ref that was moved, makes it give up at once with an
+// Event; another failure is retried for finalizerGiveUpAfter, then given up.
+func (r *CheckpointReconciler) finalize(ctx context.Context, cp *v1.Checkpoint) error {
+	if !controllerutil.ContainsFinalizer(cp, checkpoint.Finalizer) {
+		return nil
+	}
+	if g := cp.Spec.Git; g != nil && g.SnapshotRef != "" {
+		err := snapshot.DeleteRef(ctx, cp.Spec.Workspace, g.SnapshotRef, g.SnapshotCommit)
+		switch {
+		case err == nil:
+		case errors.Is(err, snapshot.ErrMissingWorkspace), errors.Is(err, snapshot.ErrNotRepository),
+			errors.Is(err, snapshot.ErrBareRepository), errors.Is(err, snapshot.ErrNotDirectory),
+			errors.Is(err, snapshot.ErrNoWorkspace), errors.Is(err, snapshot.ErrRefMoved):
+			r.Events.Eventf(cp, nil, corev1.EventTypeWarning, "SnapshotRefNotDeleted", "Finalize",
+				"leaving %s: %v", g.SnapshotRef, err)
+		case r.now().Sub(cp.DeletionTimestamp.Time) < finalizerGiveUpAfter:
+			return fmt.Errorf("deleting %s of checkpoint %s: %w", g.SnapshotRef, cp.Name, err)
+		default:
+			r.Events.Eventf(cp, nil, corev1.EventTypeWarning, "SnapshotRefNotDeleted", "Finalize",
+				"giving up on deleting %s after %s: %v", g.SnapshotRef, finalizerGiveUpAfter, err)
+		}
+	}
+	controllerutil.RemoveFinalizer(cp, checkpoint.Finalizer)
+	return client.IgnoreNotFound(r.Client.Update(ctx, cp))
+}
+
+func (r *CheckpointReconciler) verifyPeriod() time.Duration {
+	if r.VerifyPeriod > 0 {
+		return r.VerifyPeriod
+	}
+	return DefaultCheckpointVerifyPeriod
+}
+
+func (r *CheckpointReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+// SetupWithManager registers the reconciler for Checkpoints.
+func (r *CheckpointReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return r.setup(mgr, false)
+}
+
+func (r *CheckpointReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.Checkpoint{}).
+		// A change of a Hook's spec (maxCheckpoints) prunes through its
+		// newest Checkpoint.
+		Watches(&v1.Hook{}, handler.EnqueueRequestsFromMapFunc(newestCheckpoint),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named("checkpoint").
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
+		Complete(r)
+}
+
+func newestCheckpoint(_ context.Context, obj client.Object) []reconcile.Request {
+	hook, ok := obj.(*v1.Hook)
+	if !ok || hook.Status.LastCheckpoint == nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: types.NamespacedName{Namespace: hook.Namespace, Name: hook.Status.LastCheckpoint.Name}}}
+}
+
+// setupCheckpoints registers the Checkpoint reconciler and the interval
+// checkpoint reconciler; SetupAll calls it.
+func setupCheckpoints(mgr ctrl.Manager, events recorder.Provider, opts Options) error {
+	cps := &CheckpointReconciler{
+		Client:       mgr.GetClient(),
+		Events:       events.GetEventRecorder(CheckpointControllerName),
+		Config:       opts.Config,
+		VerifyPeriod: opts.CheckpointVerifyPeriod,
+	}
+	if err := cps.setup(mgr, opts.SkipNameValidation); err != nil {
+		return err
+	}
+	interval := &IntervalCheckpointReconciler{
+		Client: mgr.GetClient(),
+		Events: events.GetEventRecorder(CheckpointControllerName),
+		Config: opts.Config,
+	}
+	return interval.setup(mgr, opts.SkipNameValidation)
+}

@@ -1,0 +1,206 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/checkpoint"
+	"github.com/tether-dev/tether/internal/config"
+)
+
+// IntervalCheckpointReconciler takes a Hook's interval checkpoints: while
+// a step runs, every effective checkpointInterval, timed with RequeueAfter
+// at the exact due time. The due time counts from the latest of the step's
+// start, the last checkpoint and the last look that took nothing
+// (status.intervalCheckedAt), so it is derived from the Hook alone. A
+// workspace unchanged since the last checkpoint is not checkpointed again;
+// an Event says so. Only a workspace directory on this host is
+// checkpointed; elsewhere (cluster mode, remote workers) the agent's CLI
+// takes checkpoints.
+type IntervalCheckpointReconciler struct {
+	// Client reads Hooks, writes their status and creates Checkpoints.
+	Client client.Client
+	// Reader, when set, reads Hooks around the cache for the checkpoint's
+	// compare-and-swap updates; nil means Client, whose conflicts are
+	// retried with backoff until the cache catches up.
+	Reader client.Reader
+	// Events records Events.
+	Events recorder.EventRecorder
+	// Config supplies checkpointInterval when a Hook's spec does not.
+	Config *config.Config
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=create
+
+// Reconcile takes the Hook's interval checkpoint when it is due, and asks
+// to be called again at the next due time.
+func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	hook := &v1.Hook{}
+	if err := r.Client.Get(ctx, req.NamespacedName, hook); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	st := &hook.Status
+	if !hook.DeletionTimestamp.IsZero() || st.State != v1.HookStepRunning || hook.Spec.Suspend || hook.Spec.Workspace == "" {
+		return ctrl.Result{}, nil
+	}
+	if fi, err := os.Stat(hook.Spec.Workspace); err != nil || !fi.IsDir() {
+		// Not reachable from this host: the agent's CLI checkpoints it.
+		log.FromContext(ctx).V(1).Info("workspace not on this host; no interval checkpoints", "workspace", hook.Spec.Workspace)
+		return ctrl.Result{}, nil
+	}
+	interval := r.Config.Effective(&hook.Spec).CheckpointInterval
+	now := r.now()
+	due := IntervalDue(hook, interval)
+	if now.Before(due) {
+		return ctrl.Result{RequeueAfter: due.Sub(now)}, nil
+	}
+
+	c := client.Client(r.Client)
+	if r.Reader != nil {
+		c = uncached{Client: r.Client, reader: r.Reader}
+	}
+	out, err := checkpoint.Take(ctx, c, req.NamespacedName, checkpoint.Request{
+		Trigger:       v1.TriggerInterval,
+		Description:   fmt.Sprintf("every %s while a step runs", interval),
+		SkipUnchanged: true,
+		Now:           r.now,
+	})
+	switch {
+	case err == nil && !out.Skipped:
+		r.Events.Eventf(hook, out.Checkpoint, corev1.EventTypeNormal, "CheckpointTaken", "Checkpoint",
+			"interval checkpoint %s (seq %d, snapshot %s, %d files changed)", out.Checkpoint.Name, out.Checkpoint.Spec.Seq,
+			out.Checkpoint.Spec.Git.SnapshotShort, len(out.Checkpoint.Spec.Files))
+		return ctrl.Result{RequeueAfter: interval}, nil
+	case err == nil:
+		last := ""
+		if lc := st.LastCheckpoint; lc != nil {
+			last = lc.Name
+		}
+		if werr := r.markChecked(ctx, req.NamespacedName, now); werr != nil {
+			return ctrl.Result{}, werr
+		}
+		r.Events.Eventf(hook, nil, corev1.EventTypeNormal, "CheckpointSkipped", "Checkpoint",
+			"interval checkpoint skipped: nothing changed in %s since checkpoint %s (tree %s)", hook.Spec.Workspace, last, short12(out.Snapshot.Tree))
+		return ctrl.Result{RequeueAfter: interval}, nil
+	default:
+		if apierrors.IsConflict(err) {
+			return ctrl.Result{Requeue: true}, nil
+		}
+		if werr := r.markChecked(ctx, req.NamespacedName, now); werr != nil {
+			return ctrl.Result{}, werr
+		}
+		r.Events.Eventf(hook, nil, corev1.EventTypeWarning, "CheckpointFailed", "Checkpoint", "interval checkpoint failed: %v", err)
+		return ctrl.Result{RequeueAfter: interval}, nil
+	}
+}
+
+// IntervalDue is when hook's next interval checkpoint is due: interval
+// after the latest of its step's start, its last checkpoint and its last
+// look that took nothing.
+func IntervalDue(hook *v1.Hook, interval time.Duration) time.Time {
+	var base time.Time
+	st := &hook.Status
+	if cs := st.CurrentStep; cs != nil && cs.StartedAt != nil {
+		base = cs.StartedAt.Time
+	}
+	if lc := st.LastCheckpoint; lc != nil && lc.Time.After(base) {
+		base = lc.Time.Time
+	}
+	if st.IntervalCheckedAt != nil && st.IntervalCheckedAt.After(base) {
+		base = st.IntervalCheckedAt.Time
+	}
+	return base.Add(interval)
+}
+
+// markChecked records that the interval checkpoint looked at the workspace
+// at t and took nothing, so the next look is an interval later.
+func (r *IntervalCheckpointReconciler) markChecked(ctx context.Context, key client.ObjectKey, t time.Time) error {
+	hook := &v1.Hook{}
+	var reader client.Reader = r.Client
+	if r.Reader != nil {
+		reader = r.Reader
+	}
+	if err := reader.Get(ctx, key, hook); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	hook.Status.IntervalCheckedAt = &metav1.Time{Time: t}
+	if err := r.Client.Status().Update(ctx, hook); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+func (r *IntervalCheckpointReconciler) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func short12(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// uncached reads from reader and writes through the embedded client, so
+// that compare-and-swap retries see the latest resourceVersion rather than
+// a lagging cache.
+type uncached struct {
+	client.Client
+	reader client.Reader
+}
+
+func (u uncached) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return u.reader.Get(ctx, key, obj, opts...)
+}
+
+func (u uncached) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return u.reader.List(ctx, list, opts...)
+}
+
+// SetupWithManager registers the reconciler for Hooks.
+func (r *IntervalCheckpointReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return r.setup(mgr, false)
+}
+
+func (r *IntervalCheckpointReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.Hook{}).
+		Named("checkpoint-interval").
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
+		Complete(r)
+}

@@ -1,0 +1,516 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package snapshot stores a git working tree, untracked files included and
+// .gitignore respected, as a commit under a private ref
+// (refs/tether/checkpoints/<namespace>/<hook>/<seq>), compares the working
+// tree with such a commit and restores it. It runs the git binary with a
+// temporary index (GIT_INDEX_FILE) and never touches the user's index,
+// HEAD, branches, stash or working tree while capturing.
+package snapshot
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RefPrefix is the prefix of every checkpoint ref.
+const RefPrefix = "refs/tether/checkpoints/"
+
+// The defaults of Options.
+const (
+	// DefaultMaxFileSize is the size above which a file is left out of a
+	// snapshot: 50 MiB.
+	DefaultMaxFileSize = 50 << 20
+	// DefaultMaxChanged is how many changed files a Result lists.
+	DefaultMaxChanged = 500
+	// maxChangedBytes bounds the summed path lengths of Result.Changed, so
+	// that a Checkpoint holding them stays far below etcd's 1 MiB.
+	maxChangedBytes = 128 << 10
+	// maxSkipped bounds Result.Skipped.
+	maxSkipped = 100
+)
+
+// Options select what Capture stores and where.
+type Options struct {
+	// Namespace is the Hook's namespace, a ref name component.
+	Namespace string
+	// Hook is the Hook's name, a ref name component; it also names the
+	// persistent index.
+	Hook string
+	// Seq is the checkpoint's sequence number, the last ref name component.
+	Seq int64
+	// Message is the snapshot commit's message; a default names the Hook
+	// and the sequence.
+	Message string
+	// MaxFileSize is the size in bytes above which a new or changed file is
+	// left out and named in Result.Skipped; 0 means DefaultMaxFileSize.
+	MaxFileSize int64
+	// MaxChanged bounds Result.Changed; 0 means DefaultMaxChanged.
+	MaxChanged int
+	// IndexDir is where the per-Hook persistent index is kept, as
+	// <IndexDir>/<namespace>/<hook>.index; empty means <git dir>/tether/index.
+	IndexDir string
+	// Previous is the previous checkpoint's snapshot commit, which
+	// Result.Changed is relative to; empty, or a commit that no longer
+	// exists, means HEAD.
+	Previous string
+	// SkipUnchanged makes Capture store nothing and return a Result with
+	// Unchanged set when the working tree equals Previous's tree.
+	SkipUnchanged bool
+}
+
+// File is one file that differs between two snapshots.
+type File struct {
+	// Path is the path relative to the working tree's root.
+	Path string
+	// Size is the size in bytes of the file in the working tree (a
+	// symlink's target length); 0 for a deleted file.
+	Size int64
+	// ModTime is the file's modification time; zero for a deleted file.
+	ModTime time.Time
+	// Mode is the git mode in octal: 100644, 100755, 120000 (symlink),
+	// 160000 (submodule); for a deleted file, the mode it had.
+	Mode string
+	// Hash is the git object id of the new content; empty when deleted.
+	Hash string
+	// Status is A (added), M (modified), D (deleted) or T (type changed).
+	Status string
+}
+
+// Result is what a capture stored.
+type Result struct {
+	// Workspace is the root of the working tree snapshotted.
+	Workspace string
+	// Ref is the checkpoint ref, empty when nothing was stored.
+	Ref string
+	// Commit is the snapshot commit.
+	Commit string
+	// Tree is the snapshot commit's tree.
+	Tree string
+	// Head is the HEAD commit; empty on an unborn branch.
+	Head string
+	// Branch is the checked-out branch; empty for a detached HEAD.
+	Branch string
+	// Dirty tells whether the working tree differs from HEAD.
+	Dirty bool
+	// Changed are the files that differ from the previous snapshot (or
+	// from HEAD for the first one), at most Options.MaxChanged.
+	Changed []File
+	// Truncated tells whether more files changed than Changed lists.
+	Truncated bool
+	// Skipped names the new or changed files left out for their size.
+	Skipped []string
+	// Degraded says what the snapshot lacks or how it differs from a plain
+	// one, e.g. a merge in progress.
+	Degraded []string
+	// Unchanged is true when SkipUnchanged found nothing new: nothing was stored.
+	Unchanged bool
+}
+
+// Ref is the checkpoint ref of a Hook's snapshot number seq.
+func Ref(namespace, hook string, seq int64) string {
+	return RefPrefix + namespace + "/" + hook + "/" + strconv.FormatInt(seq, 10)
+}
+
+// Capture stores the working tree of the git repository containing
+// workspace as a commit parented on HEAD (parentless on an unborn branch)
+// under Ref(opts.Namespace, opts.Hook, opts.Seq), which it creates and
+// never overwrites (ErrRefExists). The ref is written last and atomically,
+// so an interrupted capture leaves at most unreferenced objects. It is
+// Prepare followed by Pending.Commit.
+func Capture(ctx context.Context, workspace string, opts Options) (*Result, error) {
+	if opts.Seq <= 0 {
+		return nil, fmt.Errorf("snapshot: a positive seq is required (got %d)", opts.Seq)
+	}
+	p, err := Prepare(ctx, workspace, opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.SkipUnchanged && p.Result.Unchanged {
+		return &p.Result, nil
+	}
+	return p.Commit(ctx, opts.Seq, opts.Message)
+}
+
+// Pending is a prepared snapshot: its tree is written, its commit and ref
+// are not.
+type Pending struct {
+	// Result describes the snapshot; Ref and Commit are empty until Commit.
+	// Unchanged is true when the tree equals Options.Previous's.
+	Result Result
+	r      *repo
+	ns     string
+	hook   string
+}
+
+// Prepare writes the tree of the working tree of the repository containing
+// workspace and lists the files changed since opts.Previous (or HEAD),
+// without creating a commit or a ref; opts.Seq is not used.
+func Prepare(ctx context.Context, workspace string, opts Options) (*Pending, error) {
+	if opts.Namespace == "" || opts.Hook == "" {
+		return nil, fmt.Errorf("snapshot: namespace and hook are required (got %q, %q)", opts.Namespace, opts.Hook)
+	}
+	r, err := openRepo(ctx, workspace)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pending{r: r, ns: opts.Namespace, hook: opts.Hook}
+	res := &p.Result
+	res.Head, res.Branch, res.Workspace = r.head, r.branch, r.top
+	for _, op := range r.inProgress {
+		res.Degraded = append(res.Degraded, fmt.Sprintf("a %s is in progress: the snapshot holds the working tree as it is (conflict markers included), parented on HEAD only", op))
+	}
+	if r.head == "" {
+		res.Degraded = append(res.Degraded, "unborn branch: the snapshot commit has no parent")
+	}
+
+	idx, err := newIndex(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.discard()
+	tree, skipped, err := buildTree(ctx, r, idx.tmp, maxSize(opts.MaxFileSize))
+	if err != nil {
+		return nil, err
+	}
+	res.Tree, res.Skipped = tree, skipped
+	if len(skipped) > maxSkipped {
+		res.Skipped = skipped[:maxSkipped]
+	}
+	if len(skipped) > 0 {
+		res.Degraded = append(res.Degraded, fmt.Sprintf("%d file(s) larger than %d bytes left out (named in skipped files)", len(skipped), maxSize(opts.MaxFileSize)))
+	}
+	// The refreshed index is kept whatever follows: it only speeds up the next capture.
+	idx.keep()
+	if r.headTree != "" {
+		res.Dirty = tree != r.headTree
+	} else {
+		res.Dirty = tree != emptyTree(ctx, r.top)
+	}
+
+	base := opts.Previous
+	if base != "" {
+		if _, err := git(ctx, r.top, "cat-file", "-e", base+"^{commit}"); err != nil {
+			res.Degraded = append(res.Degraded, fmt.Sprintf("previous snapshot %s is gone: changed files are relative to HEAD", short(base)))
+			base = ""
+		}
+	}
+	fromPrevious := base != ""
+	if base == "" {
+		base = r.head
+	}
+	changed, truncated, err := diffTrees(ctx, r.top, base, tree, opts.MaxChanged)
+	if err != nil {
+		return nil, err
+	}
+	res.Changed, res.Truncated = changed, truncated
+	res.Unchanged = fromPrevious && len(changed) == 0
+	return p, nil
+}
+
+// Commit creates the snapshot commit (once; a retry reuses it) and the
+// ref Ref(namespace, hook, seq), create-only: ErrRefExists when it exists.
+func (p *Pending) Commit(ctx context.Context, seq int64, message string) (*Result, error) {
+	if seq <= 0 {
+		return nil, fmt.Errorf("snapshot: a positive seq is required (got %d)", seq)
+	}
+	res := p.Result
+	if res.Commit == "" {
+		msg := message
+		if msg == "" {
+			msg = fmt.Sprintf("tether checkpoint %s/%s", p.ns, p.hook)
+		}
+		args := []string{"commit-tree", res.Tree}
+		if p.r.head != "" {
+			args = append(args, "-p", p.r.head)
+		}
+		out, err := gitCmd{dir: p.r.top, args: append(args, "-F", "-"), stdin: strings.NewReader(msg + "\n")}.run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.Commit = trimNL(out)
+		p.Result.Commit = res.Commit
+	}
+	ref := Ref(p.ns, p.hook, seq)
+	if _, err := git(ctx, p.r.top, "update-ref", "-m", "tether checkpoint", ref, res.Commit, ""); err != nil {
+		if _, verr := git(ctx, p.r.top, "rev-parse", "-q", "--verify", ref); verr == nil {
+			return nil, fmt.Errorf("%w: %s", ErrRefExists, ref)
+		}
+		return nil, err
+	}
+	res.Ref = ref
+	return &res, nil
+}
+
+func maxSize(n int64) int64 {
+	if n <= 0 {
+		return DefaultMaxFileSize
+	}
+	return n
+}
+
+func short(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// emptyTree is the id of the empty tree in the repository's hash.
+func emptyTree(ctx context.Context, dir string) string {
+	out, err := gitCmd{dir: dir, args: []string{"hash-object", "-t", "tree", "--stdin"}, stdin: strings.NewReader("")}.run(ctx)
+	if err != nil {
+		return ""
+	}
+	return trimNL(out)
+}
+
+// index is a capture's private copy of the per-Hook persistent index.
+// Captures work on a copy and rename it into place when done, so that
+// concurrent captures never wait on each other's index.lock and a killed
+// capture leaves the persistent index as it was.
+type index struct {
+	path, tmp string
+	kept      bool
+}
+
+func newIndex(r *repo, opts Options) (*index, error) {
+	dir := opts.IndexDir
+	if dir == "" {
+		dir = filepath.Join(r.gitDir, "tether", "index")
+	}
+	dir = filepath.Join(dir, opts.Namespace)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("snapshot index directory: %w", err)
+	}
+	idx := &index{path: filepath.Join(dir, opts.Hook+".index")}
+	f, err := os.CreateTemp(dir, opts.Hook+".index.*.tmp")
+	if err != nil {
+		return nil, fmt.Errorf("snapshot index: %w", err)
+	}
+	idx.tmp = f.Name()
+	_ = f.Close()
+	removeStale(dir, opts.Hook)
+	// Seed from the persistent index, or the first time from the user's,
+	// so git's stat cache spares rehashing unchanged files.
+	seeded, err := copyFile(idx.path, idx.tmp)
+	if err == nil && !seeded {
+		seeded, err = copyFile(r.userIndex, idx.tmp)
+	}
+	if err != nil {
+		idx.discard()
+		return nil, err
+	}
+	if !seeded {
+		// git reads an empty file as a corrupt index; no file is an empty one.
+		_ = os.Remove(idx.tmp)
+	}
+	return idx, nil
+}
+
+// removeStale removes the temporary indexes a killed capture left behind.
+func removeStale(dir, hook string) {
+	matches, _ := filepath.Glob(filepath.Join(dir, hook+".index.*.tmp*"))
+	for _, m := range matches {
+		if fi, err := os.Stat(m); err == nil && time.Since(fi.ModTime()) > 10*time.Minute {
+			_ = os.Remove(m)
+		}
+	}
+}
+
+// copyFile copies src to dst with src's modification time, which git's
+// racy-entry check compares file times with; false when src does not exist.
+func copyFile(src, dst string) (bool, error) {
+	in, err := os.Open(src)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	defer func() { _ = in.Close() }()
+	fi, err := in.Stat()
+	if err != nil {
+		return false, err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC|os.O_CREATE, 0o644)
+	if err != nil {
+		return false, err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		_ = out.Close()
+		return false, err
+	}
+	if err := out.Close(); err != nil {
+		return false, err
+	}
+	return true, os.Chtimes(dst, fi.ModTime(), fi.ModTime())
+}
+
+// keep makes the refreshed copy the persistent index.
+func (i *index) keep() {
+	if _, err := os.Stat(i.tmp); err == nil && os.Rename(i.tmp, i.path) == nil {
+		i.kept = true
+	}
+}
+
+func (i *index) discard() {
+	if !i.kept {
+		_ = os.Remove(i.tmp)
+		_ = os.Remove(i.tmp + ".lock")
+	}
+}
+
+// buildTree brings index up to date with the working tree of r, new and
+// changed files larger than maxFileSize excepted, and writes its tree.
+// It costs one scan of the working tree (git status) and hashes only the
+// files whose stat data changed.
+func buildTree(ctx context.Context, r *repo, index string, maxFileSize int64) (string, []string, error) {
+	out, err := gitCmd{dir: r.top, index: index, args: []string{
+		"-c", "core.quotepath=false", "-c", "status.relativePaths=false",
+		"status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignored=no",
+	}}.run(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	paths, err := parseStatus(out)
+	if err != nil {
+		return "", nil, err
+	}
+	var update bytes.Buffer
+	var skipped []string
+	for _, p := range paths {
+		if fi, err := os.Lstat(filepath.Join(r.top, p)); err == nil && fi.Mode().IsRegular() && fi.Size() > maxFileSize {
+			skipped = append(skipped, p)
+			continue
+		}
+		update.WriteString(p)
+		update.WriteByte(0)
+	}
+	if update.Len() > 0 {
+		if _, err := (gitCmd{dir: r.top, index: index, stdin: &update,
+			args: []string{"update-index", "--add", "--remove", "--replace", "-z", "--stdin"}}).run(ctx); err != nil {
+			return "", nil, err
+		}
+	}
+	tree, err := gitCmd{dir: r.top, index: index, args: []string{"write-tree"}}.run(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	return trimNL(tree), skipped, nil
+}
+
+// parseStatus returns the paths whose working tree differs from the index
+// in `git status --porcelain=v2 -z` output: changed, deleted, unmerged and
+// untracked files.
+func parseStatus(out []byte) ([]string, error) {
+	var paths []string
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" {
+			continue
+		}
+		switch f[0] {
+		case '1':
+			parts := strings.SplitN(f, " ", 9)
+			if len(parts) != 9 || len(parts[1]) != 2 {
+				return nil, fmt.Errorf("git status: malformed entry %q", f)
+			}
+			if parts[1][1] != '.' {
+				paths = append(paths, parts[8])
+			}
+		case '2':
+			parts := strings.SplitN(f, " ", 10)
+			if len(parts) != 10 || i+1 >= len(fields) {
+				return nil, fmt.Errorf("git status: malformed entry %q", f)
+			}
+			i++
+			paths = append(paths, parts[9], fields[i])
+		case 'u':
+			parts := strings.SplitN(f, " ", 11)
+			if len(parts) != 11 {
+				return nil, fmt.Errorf("git status: malformed entry %q", f)
+			}
+			paths = append(paths, parts[10])
+		case '?':
+			paths = append(paths, strings.TrimPrefix(f, "? "))
+		case '!', '#':
+		default:
+			return nil, fmt.Errorf("git status: unknown entry %q", f)
+		}
+	}
+	return paths, nil
+}
+
+// diffTrees lists the files that differ from base (a commit or tree; empty
+// for none) to tree, at most limit (0: DefaultMaxChanged).
+func diffTrees(ctx context.Context, top, base, tree string, limit int) ([]File, bool, error) {
+	if limit <= 0 {
+		limit = DefaultMaxChanged
+	}
+	var out []byte
+	var err error
+	if base == "" {
+		base = emptyTree(ctx, top)
+	}
+	out, err = git(ctx, top, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", base, tree)
+	if err != nil {
+		return nil, false, err
+	}
+	return parseRawDiff(top, out, limit)
+}
+
+// parseRawDiff reads `git diff-tree -r -z` raw output:
+// ":oldmode newmode oldid newid status\0path\0" per file.
+func parseRawDiff(top string, out []byte, limit int) ([]File, bool, error) {
+	var files []File
+	var size int
+	fields := strings.Split(string(out), "\x00")
+	for i := 0; i < len(fields); i++ {
+		f := fields[i]
+		if f == "" {
+			continue
+		}
+		parts := strings.Fields(strings.TrimPrefix(f, ":"))
+		if !strings.HasPrefix(f, ":") || len(parts) != 5 || i+1 >= len(fields) {
+			return nil, false, fmt.Errorf("git diff-tree: malformed entry %q", f)
+		}
+		i++
+		path := fields[i]
+		if len(files) >= limit || size+len(path) > maxChangedBytes {
+			return files, true, nil
+		}
+		size += len(path)
+		file := File{Path: path, Mode: parts[1], Hash: parts[3], Status: parts[4][:1]}
+		if file.Status == "D" {
+			file.Mode, file.Hash = parts[0], ""
+		} else if fi, err := os.Lstat(filepath.Join(top, path)); err == nil {
+			file.Size, file.ModTime = fi.Size(), fi.ModTime()
+		}
+		files = append(files, file)
+	}
+	return files, false, nil
+}

@@ -1,0 +1,355 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package snapshot
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ErrUncommittedChanges means an in-place restore found uncommitted changes
+// that it would overwrite; the error's text says how to proceed.
+var ErrUncommittedChanges = errors.New("the workspace has uncommitted changes")
+
+// currentTree writes the tree of the working tree as it is now, with a
+// throwaway index seeded from the user's (for its stat cache). The blobs of
+// new files become unreferenced objects that git gc removes in time.
+func currentTree(ctx context.Context, r *repo) (string, error) {
+	f, err := os.CreateTemp("", "tether-snapshot-index-*")
+	if err != nil {
+		return "", err
+	}
+	tmp := f.Name()
+	_ = f.Close()
+	defer func() {
+		_ = os.Remove(tmp)
+		_ = os.Remove(tmp + ".lock")
+	}()
+	seeded, err := copyFile(r.userIndex, tmp)
+	if err != nil {
+		return "", err
+	}
+	if !seeded {
+		_ = os.Remove(tmp)
+	}
+	tree, _, err := buildTree(ctx, r, tmp, DefaultMaxFileSize)
+	return tree, err
+}
+
+// resolveCommit checks that commit (an id or a ref) names a commit in r.
+func resolveCommit(ctx context.Context, r *repo, commit string) (string, error) {
+	if commit == "" || strings.HasPrefix(commit, "-") {
+		return "", fmt.Errorf("snapshot commit %q: %w", commit, ErrCommitMissing)
+	}
+	out, err := git(ctx, r.top, "rev-parse", "-q", "--verify", commit+"^{commit}")
+	if err != nil {
+		return "", fmt.Errorf("%w: %s in %s", ErrCommitMissing, commit, r.top)
+	}
+	return trimNL(out), nil
+}
+
+// DiffOptions select Diff's output.
+type DiffOptions struct {
+	// Patch prints the patch (git diff -p) instead of the summary (--stat).
+	Patch bool
+}
+
+// Diff writes to w what changed in the working tree of workspace since the
+// snapshot commit, untracked files included and .gitignore respected: `git
+// diff --stat` output, or the patch with opts.Patch. It writes nothing
+// when nothing changed.
+func Diff(ctx context.Context, workspace, commit string, w io.Writer, opts DiffOptions) error {
+	r, err := openRepo(ctx, workspace)
+	if err != nil {
+		return err
+	}
+	commit, err = resolveCommit(ctx, r, commit)
+	if err != nil {
+		return err
+	}
+	tree, err := currentTree(ctx, r)
+	if err != nil {
+		return err
+	}
+	format := "--stat"
+	if opts.Patch {
+		format = "-p"
+	}
+	return gitCmd{dir: r.top, args: []string{"diff-tree", "-r", "--no-color", "--no-ext-diff", format, commit, tree}}.runTo(ctx, w)
+}
+
+// Changes lists the files of workspace that differ from the snapshot
+// commit, at most limit (0: DefaultMaxChanged), and whether there were more.
+func Changes(ctx context.Context, workspace, commit string, limit int) ([]File, bool, error) {
+	r, err := openRepo(ctx, workspace)
+	if err != nil {
+		return nil, false, err
+	}
+	commit, err = resolveCommit(ctx, r, commit)
+	if err != nil {
+		return nil, false, err
+	}
+	tree, err := currentTree(ctx, r)
+	if err != nil {
+		return nil, false, err
+	}
+	return diffTrees(ctx, r.top, commit, tree, limit)
+}
+
+// RestoreOptions say where Restore puts a snapshot. At most one of To and
+// Branch is set; neither restores in place.
+type RestoreOptions struct {
+	// To is a directory to write the snapshot's files into. It is created
+	// if missing and must be empty unless Force.
+	To string
+	// Branch is the name of a branch to create at the snapshot commit.
+	Branch string
+	// Force lets an in-place restore overwrite uncommitted changes, lets
+	// To be a non-empty directory, and lets Branch move an existing branch.
+	Force bool
+}
+
+// RestoreResult reports what Restore did.
+type RestoreResult struct {
+	// Commit is the snapshot commit restored.
+	Commit string
+	// Where is the directory written, or the branch created.
+	Where string
+	// Files is how many files were written; 0 for a branch.
+	Files int
+}
+
+// Restore brings back the snapshot commit of workspace's repository.
+//
+// In place (no To, no Branch) it writes every file of the snapshot into the
+// working tree, leaving HEAD, the branch and the index as they are, so the
+// restored work shows as uncommitted changes; files absent from the
+// snapshot are left alone. It refuses when the working tree has
+// uncommitted changes (ErrUncommittedChanges) unless Force.
+//
+// With To it writes the snapshot's files into that directory; with Branch
+// it creates a branch at the snapshot commit (whose parent is the HEAD it
+// was taken on). Neither touches the workspace.
+func Restore(ctx context.Context, workspace, commit string, opts RestoreOptions) (*RestoreResult, error) {
+	if opts.To != "" && opts.Branch != "" {
+		return nil, errors.New("restore: --to and --branch are exclusive")
+	}
+	r, err := openRepo(ctx, workspace)
+	if err != nil {
+		return nil, err
+	}
+	commit, err = resolveCommit(ctx, r, commit)
+	if err != nil {
+		return nil, err
+	}
+	res := &RestoreResult{Commit: commit}
+	if opts.Branch != "" {
+		if _, err := git(ctx, r.top, "check-ref-format", "--branch", opts.Branch); err != nil {
+			return nil, fmt.Errorf("--branch %q is not a valid branch name", opts.Branch)
+		}
+		args := []string{"branch", "--no-track"}
+		if opts.Force {
+			args = append(args, "-f")
+		}
+		if _, err := git(ctx, r.top, append(args, "--", opts.Branch, commit)...); err != nil {
+			if !opts.Force && strings.Contains(err.Error(), "already exists") {
+				return nil, fmt.Errorf("branch %q already exists; choose another name, or pass --force to move it to %s", opts.Branch, short(commit))
+			}
+			return nil, err
+		}
+		res.Where = opts.Branch
+		return res, nil
+	}
+
+	dest := r.top
+	if opts.To != "" {
+		abs, err := filepath.Abs(opts.To)
+		if err != nil {
+			return nil, err
+		}
+		dest = abs
+		entries, err := os.ReadDir(dest)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			if err := os.MkdirAll(dest, 0o755); err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, fmt.Errorf("--to %s: %w", opts.To, err)
+		case len(entries) > 0 && !opts.Force:
+			return nil, fmt.Errorf("--to %s is not empty; choose an empty or new directory, or pass --force to overwrite its files", opts.To)
+		}
+	} else if !opts.Force {
+		if err := refuseUncommitted(ctx, r); err != nil {
+			return nil, err
+		}
+	}
+
+	f, err := os.CreateTemp("", "tether-restore-index-*")
+	if err != nil {
+		return nil, err
+	}
+	tmp := f.Name()
+	_ = f.Close()
+	_ = os.Remove(tmp)
+	defer func() {
+		_ = os.Remove(tmp)
+		_ = os.Remove(tmp + ".lock")
+	}()
+	if _, err := (gitCmd{dir: r.top, index: tmp, args: []string{"read-tree", commit}}).run(ctx); err != nil {
+		return nil, err
+	}
+	// checkout-index writes symlinks as symlinks and never follows one
+	// out of the destination.
+	args := []string{"checkout-index", "-a", "-f"}
+	if dest != r.top {
+		args = append(args, "--prefix="+dest+string(filepath.Separator))
+	}
+	if _, err := (gitCmd{dir: r.top, index: tmp, args: args}).run(ctx); err != nil {
+		return nil, err
+	}
+	out, err := gitCmd{dir: r.top, index: tmp, args: []string{"ls-files", "-z"}}.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Files = strings.Count(string(out), "\x00")
+	res.Where = dest
+	return res, nil
+}
+
+// refuseUncommitted fails with a message saying how to proceed when the
+// working tree has uncommitted changes or untracked files.
+func refuseUncommitted(ctx context.Context, r *repo) error {
+	out, err := git(ctx, r.top, "-c", "core.quotepath=false", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	if err != nil {
+		return err
+	}
+	var paths []string
+	for _, e := range strings.Split(string(out), "\x00") {
+		if len(e) > 3 {
+			paths = append(paths, e[3:])
+		}
+	}
+	if len(paths) == 0 {
+		return nil
+	}
+	slices.Sort(paths)
+	shown := paths
+	if len(shown) > 5 {
+		shown = shown[:5]
+	}
+	list := strings.Join(shown, ", ")
+	if len(paths) > len(shown) {
+		list += ", ... (" + strconv.Itoa(len(paths)) + " in all)"
+	}
+	return fmt.Errorf("%w in %s (%s): restoring in place would overwrite them. "+
+		"Commit or stash them first, restore elsewhere with --to DIR or --branch NAME, or pass --force to overwrite them",
+		ErrUncommittedChanges, r.top, list)
+}
+
+// Verify checks that ref exists in workspace's repository and points at
+// commit: nil when it does, an error wrapping ErrRefMissing, ErrRefMoved
+// or ErrCommitMissing when it does not, and another error when the
+// workspace cannot be read (ErrMissingWorkspace, ErrNotRepository, ...).
+func Verify(ctx context.Context, workspace, ref, commit string) error {
+	r, err := openRepo(ctx, workspace)
+	if err != nil {
+		return err
+	}
+	out, err := git(ctx, r.top, "rev-parse", "-q", "--verify", ref)
+	if err != nil {
+		return fmt.Errorf("%w: %s", ErrRefMissing, ref)
+	}
+	if got := trimNL(out); got != commit {
+		return fmt.Errorf("%w: %s is %s, not %s", ErrRefMoved, ref, short(got), short(commit))
+	}
+	if _, err := git(ctx, r.top, "cat-file", "-e", commit+"^{tree}"); err != nil {
+		return fmt.Errorf("%w: %s", ErrCommitMissing, commit)
+	}
+	return nil
+}
+
+// DeleteRef deletes ref from workspace's repository if it points at
+// commit (any commit when commit is empty). A ref that is already gone is
+// not an error; one that points elsewhere is left and reported (ErrRefMoved).
+func DeleteRef(ctx context.Context, workspace, ref, commit string) error {
+	if !strings.HasPrefix(ref, RefPrefix) {
+		return fmt.Errorf("snapshot: refusing to delete %q, which is not under %s", ref, RefPrefix)
+	}
+	r, err := openRepo(ctx, workspace)
+	if err != nil {
+		return err
+	}
+	out, err := git(ctx, r.top, "rev-parse", "-q", "--verify", ref)
+	if err != nil {
+		return nil
+	}
+	if got := trimNL(out); commit != "" && got != commit {
+		return fmt.Errorf("%w: %s is %s, not %s; left in place", ErrRefMoved, ref, short(got), short(commit))
+	}
+	args := []string{"update-ref", "-d", ref}
+	if commit != "" {
+		args = append(args, commit)
+	}
+	_, err = git(ctx, r.top, args...)
+	return err
+}
+
+// RefEntry is one checkpoint ref.
+type RefEntry struct {
+	// Ref is the full ref name.
+	Ref string
+	// Commit is the commit it points at.
+	Commit string
+	// Seq is the ref's sequence number.
+	Seq int64
+}
+
+// List lists the checkpoint refs of a Hook in workspace's repository,
+// oldest (lowest sequence) first.
+func List(ctx context.Context, workspace, namespace, hook string) ([]RefEntry, error) {
+	r, err := openRepo(ctx, workspace)
+	if err != nil {
+		return nil, err
+	}
+	prefix := RefPrefix + namespace + "/" + hook + "/"
+	out, err := git(ctx, r.top, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	if err != nil {
+		return nil, err
+	}
+	var refs []RefEntry
+	for _, line := range strings.Split(trimNL(out), "\n") {
+		id, ref, ok := strings.Cut(line, " ")
+		if !ok {
+			continue
+		}
+		seq, err := strconv.ParseInt(strings.TrimPrefix(ref, prefix), 10, 64)
+		if err != nil {
+			continue
+		}
+		refs = append(refs, RefEntry{Ref: ref, Commit: id, Seq: seq})
+	}
+	slices.SortFunc(refs, func(a, b RefEntry) int { return int(a.Seq - b.Seq) })
+	return refs, nil
+}

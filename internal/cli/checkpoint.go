@@ -1,0 +1,359 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/checkpoint"
+	"github.com/tether-dev/tether/internal/agent/snapshot"
+)
+
+// checkpointTriggers are the values --trigger accepts.
+var checkpointTriggers = []v1.CheckpointTrigger{
+	v1.TriggerManual, v1.TriggerGitCommit, v1.TriggerGitPush, v1.TriggerPRCreated,
+	v1.TriggerValidationPass, v1.TriggerStepComplete, v1.TriggerInterval, v1.TriggerPreCompact,
+}
+
+func newCheckpointCommand(g *GlobalOptions) *cobra.Command {
+	var desc, trigger, pr, workspace string
+	cmd := &cobra.Command{
+		Use:   "checkpoint [HOOK]",
+		Short: "Snapshot a Hook's workspace into a Checkpoint that can be restored",
+		Long: `Take a checkpoint of the Hook's workspace: a git commit of the whole working
+tree, untracked files included and .gitignore respected, stored under the
+private ref refs/tether/checkpoints/<namespace>/<hook>/<seq>, and a
+Checkpoint object owned by the Hook. The user's index, HEAD, branches, stash
+and working tree are not touched.
+
+Without HOOK, the Hook is the one non-terminal Hook whose spec.workspace
+contains --workspace (default: the working directory); git hooks call it so.
+
+Prints checkpoint.agents.tether.dev/NAME created and the snapshot commit.`,
+		Example: `  tether checkpoint fix-login -m "before the refactor"
+  tether checkpoint fix-login --trigger pr_created --pr https://example.com/org/repo/pull/7
+  tether checkpoint --workspace "$(git rev-parse --show-toplevel)" --trigger git_commit`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return fmt.Errorf("%s takes at most one argument, the Hook's name; got %d", cmd.CommandPath(), len(args))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&desc, "message", "m", "", "a short description of the checkpoint")
+	cmd.Flags().StringVar(&trigger, "trigger", string(v1.TriggerManual), "what caused the checkpoint: "+joinTriggers())
+	cmd.Flags().StringVar(&pr, "pr", "", "the pull request URL (with --trigger pr_created)")
+	cmd.Flags().StringVar(&workspace, "workspace", "", "without HOOK: find the Hook whose spec.workspace contains this directory (default: the working directory)")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		t := v1.CheckpointTrigger(trigger)
+		if !slices.Contains(checkpointTriggers, t) {
+			return fmt.Errorf("--trigger: %q is not one of %s", trigger, joinTriggers())
+		}
+		if pr != "" && t != v1.TriggerPRCreated {
+			return fmt.Errorf("--pr: only with --trigger %s", v1.TriggerPRCreated)
+		}
+		if len(desc) > 1024 {
+			return fmt.Errorf("--message: %d bytes, at most 1024", len(desc))
+		}
+		if len(args) == 1 && cmd.Flags().Changed("workspace") {
+			return fmt.Errorf("--workspace: give either HOOK or --workspace, not both")
+		}
+		b, err := g.Backend(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer func() { _ = b.Close() }()
+		ctx := cmd.Context()
+		name := ""
+		if len(args) == 1 {
+			name = args[0]
+		} else if name, err = hookForWorkspace(ctx, b, workspace); err != nil {
+			return err
+		}
+		out, err := takeCheckpoint(ctx, b, name, checkpoint.Request{Trigger: t, Description: desc, PullRequest: pr})
+		if err != nil {
+			return err
+		}
+		return printCheckpoint(cmd.OutOrStdout(), cmd.ErrOrStderr(), out)
+	}
+	cmd.AddCommand(newCheckpointDiffCommand(g), newCheckpointRestoreCommand(g))
+	return cmd
+}
+
+func joinTriggers() string {
+	s := make([]string, len(checkpointTriggers))
+	for i, t := range checkpointTriggers {
+		s[i] = string(t)
+	}
+	return strings.Join(s, ", ")
+}
+
+// takeCheckpoint takes a checkpoint of hook name; a Hook without
+// spec.workspace is snapshotted in the working directory, as its
+// validations run there.
+func takeCheckpoint(ctx context.Context, b *Backend, name string, req checkpoint.Request) (*checkpoint.Outcome, error) {
+	hook := &v1.Hook{}
+	if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, hook); err != nil {
+		return nil, explainHookErr(name, err)
+	}
+	if hook.Spec.Workspace == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		req.Workspace = wd
+	}
+	return checkpoint.Take(ctx, b.Client, client.ObjectKey{Namespace: b.Namespace, Name: name}, req)
+}
+
+// printCheckpoint prints `checkpoint.agents.tether.dev/NAME created`, the
+// snapshot commit and ref, and warnings about what the snapshot lacks.
+func printCheckpoint(out, errOut io.Writer, o *checkpoint.Outcome) error {
+	cp := o.Checkpoint
+	if _, err := fmt.Fprintf(out, "checkpoint.%s/%s created\nsnapshot %s %s\n", v1.GroupVersion.Group, cp.Name, cp.Spec.Git.SnapshotCommit, cp.Spec.Git.SnapshotRef); err != nil {
+		return err
+	}
+	for _, d := range cp.Spec.Degraded {
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", d)
+	}
+	if len(cp.Spec.SkippedFiles) > 0 {
+		_, _ = fmt.Fprintf(errOut, "warning: skipped for their size: %s\n", strings.Join(cp.Spec.SkippedFiles, ", "))
+	}
+	return nil
+}
+
+// hookForWorkspace finds the one non-terminal Hook whose spec.workspace
+// contains dir (default: the working directory).
+func hookForWorkspace(ctx context.Context, b *Backend, dir string) (string, error) {
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd
+	}
+	abs, err := realPath(dir)
+	if err != nil {
+		return "", fmt.Errorf("--workspace %s: %w", dir, err)
+	}
+	list := &v1.HookList{}
+	if err := b.Client.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
+		return "", err
+	}
+	var matches []string
+	for i := range list.Items {
+		h := &list.Items[i]
+		if h.Status.State.IsTerminal() || h.Spec.Workspace == "" {
+			continue
+		}
+		ws, err := realPath(h.Spec.Workspace)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(ws, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			matches = append(matches, h.Name)
+		}
+	}
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("--workspace %s: no non-terminal hook in namespace %q has a spec.workspace containing it; name the hook: tether checkpoint HOOK", abs, b.Namespace)
+	case 1:
+		return matches[0], nil
+	}
+	return "", fmt.Errorf("--workspace %s: %d non-terminal hooks in namespace %q have a spec.workspace containing it (%s); name one: tether checkpoint HOOK",
+		abs, len(matches), b.Namespace, strings.Join(matches, ", "))
+}
+
+func realPath(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	return filepath.EvalSymlinks(abs)
+}
+
+func newCheckpointDiffCommand(g *GlobalOptions) *cobra.Command {
+	var patch bool
+	cmd := &cobra.Command{
+		Use:   "diff HOOK [CHECKPOINT]",
+		Short: "Show what changed in a Hook's workspace since a checkpoint",
+		Long: `Compare the Hook's workspace as it is now, untracked files included and
+.gitignore respected, with a checkpoint's snapshot (default: the Hook's
+latest checkpoint): git diff --stat, or the patch with -p. Nothing is
+printed when nothing changed.`,
+		Args: cobra.RangeArgs(1, 2),
+	}
+	cmd.Flags().BoolVarP(&patch, "patch", "p", false, "print the patch instead of the summary")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		b, err := g.Backend(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer func() { _ = b.Close() }()
+		ctx := cmd.Context()
+		hook := &v1.Hook{}
+		if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, hook); err != nil {
+			return explainHookErr(args[0], err)
+		}
+		var cpName string
+		if len(args) == 2 {
+			cpName = args[1]
+		} else if last := hook.Status.LastCheckpoint; last != nil {
+			cpName = last.Name
+		} else {
+			return fmt.Errorf("hook %q has no checkpoint yet; take one with tether checkpoint %s", hook.Name, hook.Name)
+		}
+		cp, err := getCheckpoint(ctx, b, cpName)
+		if err != nil {
+			return err
+		}
+		if cp.Spec.HookName != hook.Name {
+			return fmt.Errorf("checkpoint %q belongs to hook %q, not %q", cp.Name, cp.Spec.HookName, hook.Name)
+		}
+		ws, err := checkpointWorkspace(hook)
+		if err != nil {
+			return err
+		}
+		return snapshot.Diff(ctx, ws, cp.Spec.Git.SnapshotCommit, cmd.OutOrStdout(), snapshot.DiffOptions{Patch: patch})
+	}
+	return cmd
+}
+
+func newCheckpointRestoreCommand(g *GlobalOptions) *cobra.Command {
+	var o snapshot.RestoreOptions
+	cmd := &cobra.Command{
+		Use:   "restore CHECKPOINT",
+		Short: "Bring back the workspace files of a checkpoint",
+		Long: `Restore a checkpoint's snapshot.
+
+By default the snapshot's files are written into the Hook's workspace;
+HEAD, the branch and the index stay as they are, so the restored work
+shows as uncommitted changes. It refuses when the workspace has
+uncommitted changes, unless --force. Files absent from the snapshot are
+left alone.
+
+--to DIR writes the snapshot's files into DIR instead (new or empty);
+--branch NAME creates a branch at the snapshot commit, whose parent is the
+commit that was HEAD when the checkpoint was taken.`,
+		Example: `  tether checkpoint restore fix-login-12
+  tether checkpoint restore fix-login-12 --to ../rescued
+  tether checkpoint restore fix-login-12 --branch rescued-work`,
+		Args: cobra.ExactArgs(1),
+	}
+	cmd.Flags().StringVar(&o.To, "to", "", "write the snapshot's files into this directory instead of the workspace")
+	cmd.Flags().StringVar(&o.Branch, "branch", "", "create a branch with this name at the snapshot commit")
+	cmd.Flags().BoolVar(&o.Force, "force", false, "overwrite uncommitted changes (in place), files in a non-empty --to, or an existing --branch")
+	cmd.MarkFlagsMutuallyExclusive("to", "branch")
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		b, err := g.Backend(cmd.Context())
+		if err != nil {
+			return err
+		}
+		defer func() { _ = b.Close() }()
+		ctx := cmd.Context()
+		cp, err := getCheckpoint(ctx, b, args[0])
+		if err != nil {
+			return err
+		}
+		ws := cp.Spec.Workspace
+		if ws == "" {
+			hook := &v1.Hook{}
+			if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: cp.Spec.HookName}, hook); err != nil {
+				return explainHookErr(cp.Spec.HookName, err)
+			}
+			if ws, err = checkpointWorkspace(hook); err != nil {
+				return err
+			}
+		}
+		res, err := snapshot.Restore(ctx, ws, cp.Spec.Git.SnapshotCommit, o)
+		if err != nil {
+			return err
+		}
+		out := cmd.OutOrStdout()
+		if o.Branch != "" {
+			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: branch %s created at %s\n", v1.GroupVersion.Group, cp.Name, res.Where, res.Commit)
+		} else {
+			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: %d files written to %s\n", v1.GroupVersion.Group, cp.Name, res.Files, res.Where)
+		}
+		return err
+	}
+	return cmd
+}
+
+func getCheckpoint(ctx context.Context, b *Backend, name string) (*v1.Checkpoint, error) {
+	cp := &v1.Checkpoint{}
+	if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, cp); err != nil {
+		return nil, err
+	}
+	if cp.Spec.Git == nil || cp.Spec.Git.SnapshotCommit == "" {
+		return nil, fmt.Errorf("checkpoint %q has no snapshot commit (spec.git.snapshotCommit)", name)
+	}
+	return cp, nil
+}
+
+// checkpointWorkspace is the Hook's spec.workspace, or the working
+// directory when it has none, as for validations.
+func checkpointWorkspace(hook *v1.Hook) (string, error) {
+	if hook.Spec.Workspace != "" {
+		return hook.Spec.Workspace, nil
+	}
+	return os.Getwd()
+}
+
+// checkpointPassedStep takes the checkpoints of a step that passed: one
+// with trigger validation_pass when it had validations, and one with
+// trigger step_complete. The step has passed whatever happens here, so a
+// failure is a warning.
+func (v *hookVerb) checkpointPassedStep(ctx context.Context, b *Backend, name, step string, validations int) {
+	triggers := []v1.CheckpointTrigger{v1.TriggerStepComplete}
+	if validations > 0 {
+		triggers = []v1.CheckpointTrigger{v1.TriggerValidationPass, v1.TriggerStepComplete}
+	}
+	for _, t := range triggers {
+		desc := fmt.Sprintf("step %q passed", step)
+		if t == v1.TriggerValidationPass {
+			desc = fmt.Sprintf("step %q: %d validation(s) passed", step, validations)
+		}
+		out, err := takeCheckpoint(ctx, b, name, checkpoint.Request{Trigger: t, Description: desc, Step: step})
+		if err != nil {
+			_, _ = fmt.Fprintf(v.errOut, "warning: %s checkpoint: %v\n", t, err)
+			return
+		}
+		_, _ = fmt.Fprintf(v.errOut, "checkpoint.%s/%s created (%s, snapshot %s)\n", v1.GroupVersion.Group, out.Checkpoint.Name, t, out.Checkpoint.Spec.Git.SnapshotShort)
+	}
+}
+
+// quoteIfNeeded quotes a path holding a control character (a newline in a
+// file name), so that each file stays on one line.
+func quoteIfNeeded(p string) string {
+	if strings.IndexFunc(p, unicode.IsControl) >= 0 {
+		return strconv.Quote(p)
+	}
+	return p
+}
