@@ -24,6 +24,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -74,10 +75,21 @@ func TestRestartedWorkerLosesItsHook(t *testing.T) {
 	})
 	running := func(w *v1.Worker) bool { return w.Status.Phase == v1.WorkerRunning && w.Status.PID != 0 }
 	w = waitWorker(t, env.c, "agent", running)
-	if _, err := claim.One(ctx, env.c, client.ObjectKey{Namespace: "default", Name: "task"}, "agent"); err != nil {
-		t.Fatal(err)
+	claimTask := func() {
+		t.Helper()
+		// The Hook reconciler may write the Hook's status between the
+		// claim's read and write: retry as `tether claim` users do.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			_, err := claim.One(ctx, env.c, client.ObjectKey{Namespace: "default", Name: "task"}, "agent")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
-	claimed := waitFor(t, env.c, "task", 10*time.Second, state(v1.HookStepPending))
+	waitFor(t, env.c, "task", 10*time.Second, state(v1.HookStepPending))
+	claimTask()
+	claimed := waitFor(t, env.c, "task", 10*time.Second, func(h *v1.Hook) bool { return h.Spec.Assignee == "agent" })
 
 	old := w.Status.PID
 	if err := syscall.Kill(int(old), syscall.SIGKILL); err != nil {
@@ -97,9 +109,7 @@ func TestRestartedWorkerLosesItsHook(t *testing.T) {
 
 	// The restarted Worker claims the Hook back: that claim is kept, even
 	// though the crash record still names the Hook.
-	if _, err := claim.One(ctx, env.c, client.ObjectKey{Namespace: "default", Name: "task"}, "agent"); err != nil {
-		t.Fatal(err)
-	}
+	claimTask()
 	kept := waitFor(t, env.c, "task", 10*time.Second, func(h *v1.Hook) bool { return h.Status.ObservedGeneration == h.Generation })
 	if kept.Spec.Assignee != "agent" || kept.Status.State != v1.HookRecovering {
 		t.Fatalf("after the reclaim the hook controller left assignee %q, state %s; want agent, recovering", kept.Spec.Assignee, kept.Status.State)

@@ -56,7 +56,7 @@ type Env struct {
 // CRDDir is the absolute path of config/crd/bases.
 func CRDDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "config", "crd", "bases")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "crd", "bases")
 }
 
 // Start starts an API server for t and stops it when t ends. It skips t
