@@ -164,23 +164,23 @@ func New(store *filestore.Store, opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// Open builds the Manager of `tether run` on the store in dir: it takes
-// the store's run lock first (so a second `tether run` fails at once,
-// naming the first one's PID), opens the store serving crds, and builds
-// the Manager, which owns both and releases them when Start returns or on
-// Close.
+// Open builds the Manager of `tether run` on the store in dir: it opens
+// the store serving crds (creating it if need be), takes the store's run
+// lock (so a second `tether run` fails at once, naming the first one's
+// PID), and builds the Manager, which owns both and releases them when
+// Start returns or on Close.
 func Open(dir string, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) (*Manager, error) {
-	lock, err := AcquireRunLock(dir)
-	if err != nil {
-		return nil, err
-	}
 	log := opts.Log
 	if log.GetSink() == nil {
 		log = logr.Discard()
 	}
 	store, err := filestore.Open(dir, filestore.Options{Scheme: opts.Scheme, CRDs: crds, Log: log})
 	if err != nil {
-		_ = lock.Release()
+		return nil, err
+	}
+	lock, err := AcquireRunLock(dir)
+	if err != nil {
+		_ = store.Close()
 		return nil, err
 	}
 	m, err := New(store, opts)

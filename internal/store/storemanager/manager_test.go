@@ -37,6 +37,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/config/crd"
+	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
@@ -167,4 +169,67 @@ func TestRunLock(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	_ = again.Release()
+}
+
+// TestOpen builds `tether run`'s Manager on a store directory that does not
+// exist yet; a second one on the same store is refused while the first
+// holds it, and allowed once the first is closed.
+func TestOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new-store")
+	sch, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := crd.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		closeFn bool
+		wantErr string
+	}{
+		{"first", false, ""},
+		{"second while the first runs", false, "already served by another tether run"},
+		{"after the first closed", true, ""},
+	}
+	var first *storemanager.Manager
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.closeFn {
+				if err := first.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mgr, err := storemanager.Open(dir, crds, storemanager.Options{Scheme: sch})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Open = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The Manager is not started, so only a reader around the
+			// cache can see the Hook.
+			h := &agentsv1alpha1.Hook{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "read-" + strconv.Itoa(len(tt.name))},
+				Spec:       agentsv1alpha1.HookSpec{Goal: "g", Steps: []agentsv1alpha1.Step{{Name: "one"}}},
+			}
+			if err := mgr.Store().Client().Create(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			if err := mgr.GetAPIReader().Get(context.Background(), client.ObjectKeyFromObject(h), &agentsv1alpha1.Hook{}); err != nil {
+				t.Errorf("the API reader does not read the store: %v", err)
+			}
+			if first == nil {
+				first = mgr
+				return
+			}
+			if err := mgr.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
