@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -108,12 +109,16 @@ func measureKills(b *testing.B, c client.WithWatch, n int) *crashLatencies {
 	}
 	lat := &crashLatencies{}
 	for range n {
-		h := &v1.Hook{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "task"}, h); err != nil {
-			b.Fatal(err)
-		}
-		h.Spec.Assignee = "bench"
-		if err := c.Update(ctx, h); err != nil {
+		// The Hook reconciler writes the Hook too: retry as a claimer does.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			h := &v1.Hook{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "task"}, h); err != nil {
+				return err
+			}
+			h.Spec.Assignee = "bench"
+			return c.Update(ctx, h)
+		})
+		if err != nil {
 			b.Fatal(err)
 		}
 		if err := c.Get(ctx, key, w); err != nil {
