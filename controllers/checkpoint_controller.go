@@ -269,10 +269,10 @@ func newestCheckpoint(_ context.Context, obj client.Object) []reconcile.Request 
 
 // setupCheckpoints registers the Checkpoint reconciler and the interval
 // checkpoint reconciler; SetupAll calls it.
-func setupCheckpoints(mgr ctrl.Manager, events recorder.Provider, opts Options) error {
+func setupCheckpoints(mgr ctrl.Manager, opts Options) error {
 	cps := &CheckpointReconciler{
 		Client:       mgr.GetClient(),
-		Events:       events.GetEventRecorder(CheckpointControllerName),
+		Events:       mgr.GetEventRecorder(CheckpointControllerName),
 		Config:       opts.Config,
 		VerifyPeriod: opts.CheckpointVerifyPeriod,
 	}
@@ -281,7 +281,7 @@ func setupCheckpoints(mgr ctrl.Manager, events recorder.Provider, opts Options) 
 	}
 	interval := &IntervalCheckpointReconciler{
 		Client: mgr.GetClient(),
-		Events: events.GetEventRecorder(CheckpointControllerName),
+		Events: mgr.GetEventRecorder(CheckpointControllerName),
 		Config: opts.Config,
 	}
 	return interval.setup(mgr, opts.SkipNameValidation)

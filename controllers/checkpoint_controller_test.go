@@ -40,31 +40,20 @@ import (
 	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
-	"github.com/tether-dev/tether/internal/store/storemanager"
 	"github.com/tether-dev/tether/internal/testing/testenv"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 // startCheckpointManager runs every reconciler with a short ref
 // verification period until the test ends.
 func (e *storeEnv) startCheckpointManager(t *testing.T, cfg *config.Config) {
 	t.Helper()
-	mgr, _, err := storemanager.New(e.store, storemanager.Options{Scheme: e.c.Scheme()})
-	if err != nil {
+	opts := controllers.Options{Config: cfg, SkipNameValidation: true, CheckpointVerifyPeriod: 200 * time.Millisecond}
+	opts.Worker.LogDir = filepath.Join(e.dir, "logs")
+	if err := controllers.SetupAll(e.mgr, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{Events: e.events, Config: cfg, SkipNameValidation: true,
-		CheckpointVerifyPeriod: 200 * time.Millisecond}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	testsupport.Start(t, e.mgr)
 }
 
 func gitRepo(t *testing.T) string {

@@ -22,36 +22,25 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	ctrl "sigs.k8s.io/controller-runtime"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
-	"github.com/tether-dev/tether/internal/testing/testenv"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 // TestOnKubeAPIServer runs the reconcilers as `tether run --cluster` does:
 // stale detection and retention on a real API server, with the Manager's
 // own event recorders.
 func TestOnKubeAPIServer(t *testing.T) {
-	env := testenv.Start(t)
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Client.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
-	if err != nil {
+	mgr, env := testsupport.EnvtestManager(t)
+	opts := controllers.Options{Config: testConfig(t), RecoveryDir: t.TempDir(), SkipNameValidation: true}
+	opts.Worker.LogDir = t.TempDir()
+	if err := controllers.SetupAll(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
-	if err := controllers.SetupAll(mgr, controllers.Options{Config: testConfig(t), RecoveryDir: t.TempDir(), SkipNameValidation: true}); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	}()
+	testsupport.Start(t, mgr)
+	ctx := context.Background()
 
 	c := env.Client
 	if err := c.Create(ctx, newHook("task", 2*time.Second, "build")); err != nil {

@@ -29,68 +29,44 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
-	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/store/eventsink"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
-// storeEnv is a file store in a temp directory.
+// storeEnv is a file store in a temp directory and the local Manager on it.
 type storeEnv struct {
-	dir    string
-	store  *filestore.Store
-	c      client.WithWatch
-	events *eventsink.Provider
+	dir   string
+	store *filestore.Store
+	c     client.WithWatch
+	// mgr is the store's Manager; startManager starts it, and its event
+	// recorders serve reconcilers that tests call directly.
+	mgr *storemanager.Manager
 }
 
 func newStore(t testing.TB) *storeEnv {
 	t.Helper()
 	dir := t.TempDir()
-	sch, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(filepath.Join(dir, "store"), filestore.Options{Scheme: sch, CRDs: crds, Log: testr.NewWithInterface(t, testr.Options{})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := eventsink.NewProvider(store.Client(), sch)
-	t.Cleanup(func() {
-		events.Shutdown()
-		_ = store.Close()
+	store := testsupport.Store(t, filepath.Join(dir, "store"), func(o *filestore.Options) {
+		o.Log = testr.NewWithInterface(t, testr.Options{})
 	})
-	return &storeEnv{dir: dir, store: store, c: store.Client(), events: events}
+	return &storeEnv{dir: dir, store: store, c: store.Client(), mgr: testsupport.LocalManager(t, store)}
 }
 
 // startManager runs every reconciler on the store until the test ends and
 // returns the recovery directory.
 func (e *storeEnv) startManager(t testing.TB, cfg *config.Config) string {
 	t.Helper()
-	mgr, _, err := storemanager.New(e.store, storemanager.Options{Scheme: e.c.Scheme()})
-	if err != nil {
-		t.Fatal(err)
-	}
 	recoveryDir := filepath.Join(e.dir, "store", "recovery")
-	if err := controllers.SetupAll(mgr, controllers.Options{Events: e.events, Config: cfg, RecoveryDir: recoveryDir, SkipNameValidation: true}); err != nil {
+	opts := controllers.Options{Config: cfg, RecoveryDir: recoveryDir, SkipNameValidation: true}
+	opts.Worker.LogDir = filepath.Join(e.dir, "logs")
+	if err := controllers.SetupAll(e.mgr, opts); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("manager: %v", err)
-		}
-	})
+	testsupport.Start(t, e.mgr)
 	return recoveryDir
 }
 

@@ -28,6 +28,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -42,11 +43,15 @@ const HookControllerName = "tether-hook-controller"
 
 // HookReconciler drives Hooks: it initializes new ones, moves a working
 // Hook whose heartbeat is overdue to recovering at exactly the due time,
-// keeps the Ready, Stale and Recovering conditions, and regenerates the
-// recovery file on every change.
+// frees a Hook whose assignee died (it watches Workers), keeps the Ready,
+// Stale and Recovering conditions, and regenerates the recovery file on
+// every change.
 type HookReconciler struct {
-	// Client reads Hooks (from the cache) and writes their status.
+	// Client reads Hooks and Workers (from the cache) and writes Hooks.
 	Client client.Client
+	// Reader reads around the cache, to confirm that an assignee was lost
+	// before freeing its Hook; nil means Client.
+	Reader client.Reader
 	// Events records Events for what a person must notice.
 	Events recorder.EventRecorder
 	// Config supplies the defaults the Hook's spec does not set.
@@ -60,7 +65,8 @@ type HookReconciler struct {
 	Now func() time.Time
 }
 
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=workers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
@@ -78,9 +84,14 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if !hook.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, nil
 	}
+	hook, loss, err := r.checkAssignee(ctx, hook)
+	if err != nil || hook == nil {
+		return ctrl.Result{}, err
+	}
 	s := &hookScope{hook: hook, orig: hook.Status.DeepCopy(), now: r.now(), eff: r.Config.Effective(&hook.Spec)}
 	phases := []func(context.Context, *hookScope) error{
 		r.reconcileInitialize,
+		r.reconcileAssignee(loss),
 		r.reconcileStale,
 		r.reconcileConditions,
 	}
@@ -114,6 +125,11 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		}
 		for _, e := range s.events {
 			r.Events.Eventf(hook, nil, e.kind, e.reason, e.action, "%s", e.note)
+		}
+	}
+	if loss != nil {
+		if err := r.freeAssignee(ctx, hook, loss); err != nil {
+			return ctrl.Result{}, err
 		}
 	}
 	if s.transitioned {
@@ -164,9 +180,13 @@ func (r *HookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1.Hook{}, HookAssigneeField, indexHookAssignee); err != nil {
+		return fmt.Errorf("indexing hooks by %s: %w", HookAssigneeField, err)
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Hook{}).
 		Named("hook").
+		Watches(&v1.Worker{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfWorker)).
 		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
 		Complete(r)
 }

@@ -149,7 +149,7 @@ func TestHookReconcile(t *testing.T) {
 			now := last.Add(c.after)
 			recoveryDir := t.TempDir()
 			r := &controllers.HookReconciler{
-				Client: env.c, Events: env.events.GetEventRecorder(controllers.HookControllerName),
+				Client: env.c, Events: env.mgr.GetEventRecorder(controllers.HookControllerName),
 				Config: testConfig(t), RecoveryDir: recoveryDir, Now: func() time.Time { return now },
 			}
 			req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "task"}}
@@ -234,7 +234,7 @@ func TestStaleWarningEvent(t *testing.T) {
 	}
 	now := last.Add(time.Hour)
 	r := &controllers.HookReconciler{
-		Client: env.c, Events: env.events.GetEventRecorder(controllers.HookControllerName),
+		Client: env.c, Events: env.mgr.GetEventRecorder(controllers.HookControllerName),
 		Config: testConfig(t), Now: func() time.Time { return now },
 	}
 	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "task"}}
@@ -243,7 +243,9 @@ func TestStaleWarningEvent(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	env.events.Shutdown()
+	if err := env.mgr.Close(); err != nil {
+		t.Fatal(err)
+	}
 	var events corev1.EventList
 	if err := env.c.List(ctx, &events, client.InNamespace("default")); err != nil {
 		t.Fatal(err)

@@ -21,17 +21,15 @@ import (
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
-// Options configure every reconciler SetupAll registers.
+// Options configure every reconciler SetupAll registers. Nothing in them
+// depends on the backend: the Manager provides the client, the API reader
+// and the event recorders.
 type Options struct {
-	// Events provides the event recorders. On the local store it is the
-	// store's eventsink.Provider; nil means the Manager's own.
-	Events recorder.Provider
 	// Config holds the defaults spec fields override. Required.
 	Config *config.Config
 	// RecoveryDir is where the Hook reconciler writes recovery files; empty
@@ -43,24 +41,23 @@ type Options struct {
 	// CheckpointVerifyPeriod is how often a Checkpoint's git ref is checked
 	// again; zero means DefaultCheckpointVerifyPeriod.
 	CheckpointVerifyPeriod time.Duration
+	// Worker configures the Worker reconciler.
+	Worker WorkerOptions
 	// SkipNameValidation lets tests start several Managers in one process;
 	// controller-runtime otherwise refuses a second controller named "hook".
 	SkipNameValidation bool
 }
 
-// SetupAll registers tether's reconcilers with mgr. `tether run` calls it
-// on both backends.
+// SetupAll registers every tether reconciler with mgr, and with them the
+// watches and cache indexes by which one reacts to another's kind. `tether run` calls it on both backends.
 func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if opts.Config == nil {
 		return errors.New("controllers.SetupAll: Options.Config is required")
 	}
-	events := opts.Events
-	if events == nil {
-		events = mgr
-	}
 	hooks := &HookReconciler{
 		Client:        mgr.GetClient(),
-		Events:        events.GetEventRecorder(HookControllerName),
+		Reader:        mgr.GetAPIReader(),
+		Events:        mgr.GetEventRecorder(HookControllerName),
 		Config:        opts.Config,
 		RecoveryDir:   opts.RecoveryDir,
 		ReceiptStatus: opts.ReceiptStatus,
@@ -68,12 +65,15 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if err := hooks.setup(mgr, opts.SkipNameValidation); err != nil {
 		return err
 	}
-	if err := setupCheckpoints(mgr, events, opts); err != nil {
+	if err := setupWorker(mgr, opts.Worker, opts.SkipNameValidation); err != nil {
+		return err
+	}
+	if err := setupCheckpoints(mgr, opts); err != nil {
 		return err
 	}
 	ret := &RetentionReconciler{
 		Client: mgr.GetClient(),
-		Events: events.GetEventRecorder(RetentionControllerName),
+		Events: mgr.GetEventRecorder(RetentionControllerName),
 		Config: opts.Config,
 	}
 	return ret.setup(mgr, opts.SkipNameValidation)

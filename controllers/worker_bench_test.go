@@ -19,7 +19,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
@@ -29,15 +28,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/store/eventsink"
-	"github.com/tether-dev/tether/internal/store/filestore"
-	"github.com/tether-dev/tether/internal/store/storemanager"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
@@ -67,23 +64,6 @@ func percentile(d []time.Duration, p int) float64 {
 		i--
 	}
 	return float64(s[i].Microseconds()) / 1000
-}
-
-func openBenchStore(b *testing.B) *filestore.Store {
-	s, err := scheme.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		b.Fatal(err)
-	}
-	st, err := filestore.Open(filepath.Join(b.TempDir(), "store"), filestore.Options{Scheme: s, CRDs: crds})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = st.Close() })
-	return st
 }
 
 // benchObjects creates a restartable Worker running sleep and a Hook it holds.
@@ -129,12 +109,16 @@ func measureKills(b *testing.B, c client.WithWatch, n int) *crashLatencies {
 	}
 	lat := &crashLatencies{}
 	for range n {
-		h := &v1.Hook{}
-		if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "task"}, h); err != nil {
-			b.Fatal(err)
-		}
-		h.Spec.Assignee = "bench"
-		if err := c.Update(ctx, h); err != nil {
+		// The Hook reconciler writes the Hook too: retry as a claimer does.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			h := &v1.Hook{}
+			if err := c.Get(ctx, types.NamespacedName{Namespace: "default", Name: "task"}, h); err != nil {
+				return err
+			}
+			h.Spec.Assignee = "bench"
+			return c.Update(ctx, h)
+		})
+		if err != nil {
 			b.Fatal(err)
 		}
 		if err := c.Get(ctx, key, w); err != nil {
@@ -247,16 +231,15 @@ func pollingSupervisor(ctx context.Context, c client.Client, interval time.Durat
 // Run it with -benchtime=100x.
 func BenchmarkWorkerCrashHandling(b *testing.B) {
 	ctrl.SetLogger(logr.Discard())
-	st := openBenchStore(b)
-	s := st.Client().Scheme()
+	st := testsupport.Store(b, "")
 	benchObjects(b, st.Client())
-	mgr, _, err := storemanager.New(st, storemanager.Options{Scheme: s})
+	mgr := testsupport.LocalManager(b, st)
+	b.Setenv(config.HomeEnv, b.TempDir())
+	cfg, err := config.Load("")
 	if err != nil {
 		b.Fatal(err)
 	}
-	events := eventsink.NewProvider(st.Client(), s)
-	defer events.Shutdown()
-	if err := SetupWorker(mgr, WorkerOptions{Recorder: events.GetEventRecorder("bench"), Reader: st.Client(), LogDir: b.TempDir(), SkipNameValidation: true}); err != nil {
+	if err := SetupAll(mgr, Options{Config: cfg, Worker: WorkerOptions{LogDir: b.TempDir()}, SkipNameValidation: true}); err != nil {
 		b.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -274,7 +257,7 @@ func BenchmarkWorkerCrashHandling(b *testing.B) {
 		_ = syscall.Kill(int(w.Status.PID), syscall.SIGKILL)
 	}
 
-	ref := openBenchStore(b)
+	ref := testsupport.Store(b, "")
 	benchObjects(b, ref.Client())
 	pctx, pcancel := context.WithCancel(context.Background())
 	pdone := make(chan error, 1)

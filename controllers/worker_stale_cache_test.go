@@ -67,7 +67,7 @@ func TestReconcileProcessKeepsTheChildWhenTheCacheLags(t *testing.T) {
 	live.Status.Phase = v1.WorkerRunning
 	live.Status.PID, live.Status.ProcessStartTicks, live.Status.BootID = int32(current.PID), current.StartTicks, current.BootID
 	c := fake.NewClientBuilder().WithScheme(sch).WithStatusSubresource(&v1.Worker{}).WithObjects(live).Build()
-	r, err := newWorkerReconciler(c, WorkerOptions{Recorder: events.NewFakeRecorder(16), LogDir: t.TempDir()})
+	r, err := newWorkerReconciler(c, c, events.NewFakeRecorder(16), WorkerOptions{LogDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,6 +45,21 @@ const (
 	WorkerLost WorkerPhase = "Lost"
 )
 
+// Dead tells whether a Worker in phase p has no live process to work on a
+// Hook: Crashed, CrashLoop, Stopped or Lost. The Hook reconciler frees the
+// Hooks such a Worker holds, and claims for it are refused.
+func (p WorkerPhase) Dead() bool {
+	switch p {
+	case WorkerCrashed, WorkerCrashLoop, WorkerStopped, WorkerLost:
+		return true
+	}
+	return false
+}
+
+// WorkerHeldLimit is how many held Hooks a crash record lists; it must equal
+// the MaxItems marker on CrashRecord.Held.
+const WorkerHeldLimit = 64
+
 // WorkerCrashLimit is how many crash records status.crashes keeps; it must
 // equal the MaxItems marker on WorkerStatus.Crashes.
 const WorkerCrashLimit = 20
@@ -239,15 +254,38 @@ type CrashRecord struct {
 	// Signal is the number of the signal that killed the process.
 	// +optional
 	Signal *int32 `json:"signal,omitempty"`
-	// Hook is the Hook the Worker held when it died.
+	// Hook names the Hooks the Worker held when it died, comma-separated.
 	// +optional
 	Hook string `json:"hook,omitempty"`
-	// AssigneeCleared tells whether the held Hooks were freed.
+	// Held are the Hooks the Worker held when it died, each with the
+	// generation it had then, read around any cache. The Hook reconciler
+	// frees a Hook listed here while the Hook still has that generation and
+	// this Worker as assignee: a later claim changes the generation, so a
+	// Hook claimed again after the crash, even by the restarted Worker, is
+	// left alone.
+	// +kubebuilder:validation:MaxItems=64
+	// +listType=atomic
+	// +optional
+	Held []HeldHook `json:"held,omitempty"`
+	// AssigneeCleared is no longer written.
+	//
+	// Deprecated: the Hook reconciler frees the Hooks of a dead Worker; the
+	// Hook's status.recovery (crashType assignee_lost) and its AssigneeLost
+	// Event record it.
 	// +optional
 	AssigneeCleared bool `json:"assigneeCleared,omitempty"`
 	// Restarted tells whether the process was restarted.
 	// +optional
 	Restarted bool `json:"restarted,omitempty"`
+}
+
+// HeldHook is a Hook a Worker held when its process died.
+type HeldHook struct {
+	// Name is the Hook's name, in the Worker's namespace.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Generation is the Hook's metadata.generation when the death was recorded.
+	Generation int64 `json:"generation"`
 }
 
 // Worker is an AI coding agent process that tether launches or adopts,

@@ -25,15 +25,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/testing/testenv"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 var fixtures = []string{"running.yaml", "completed.yaml", "initializing.yaml"}
@@ -71,20 +69,7 @@ func seed(t *testing.T, c client.Client, files ...string) {
 // than the tether binary, as tether run or a second CLI would be.
 func openStore(t testing.TB, dir string) *filestore.Store {
 	t.Helper()
-	s, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	return store
+	return testsupport.Store(t, dir)
 }
 
 // getCase is one invocation of tether get and what its output must hold.

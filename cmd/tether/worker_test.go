@@ -313,6 +313,7 @@ func TestCrashFreesTheHook(t *testing.T) {
 		t.Fatalf("claim: exit %d %q %q", code, out, stderr)
 	}
 	h = e.hook("fix-login")
+	claimed := h.Generation
 	st, err := hookfsm.Apply(h, hookfsm.Input{Event: hookfsm.Begin, Now: metav1.Now(), Actor: "first", WorkingOn: "reproducing"})
 	if err != nil {
 		t.Fatal(err)
@@ -344,10 +345,18 @@ func TestCrashFreesTheHook(t *testing.T) {
 	if w.Status.Phase != v1.WorkerCrashed || len(w.Status.Crashes) != 1 {
 		t.Fatalf("first: phase %s, crashes %+v", w.Status.Phase, w.Status.Crashes)
 	}
-	if c := w.Status.Crashes[0]; c.Hook != "fix-login" || !c.AssigneeCleared || c.Restarted {
-		t.Fatalf("crash record %+v; want hook fix-login, assignee cleared, not restarted", c)
+	if c := w.Status.Crashes[0]; c.Hook != "fix-login" || len(c.Held) != 1 || c.Held[0].Name != "fix-login" || c.Held[0].Generation != claimed || c.Restarted {
+		t.Fatalf("crash record %+v; want hook fix-login held at generation %d, not restarted", c, claimed)
 	}
 	e.waitFor(10*time.Second, "an AssigneeLost Event on the hook", func() bool { return len(e.events("fix-login", "AssigneeLost")) == 1 })
+	// The Hook's own controller freed it; its history says who and why.
+	if last := h.Status.History[len(h.Status.History)-1]; last.Actor != "tether-hook-controller" || !strings.Contains(last.Message, "worker first died") {
+		t.Fatalf("last history entry %+v; want the hook controller's interrupt naming worker first", last)
+	}
+	// A dead Worker cannot claim: its Hook would be freed at once.
+	if _, stderr, code := e.tether("claim", "--next", "--worker", "first"); code != 1 || !strings.Contains(stderr, "first") || !strings.Contains(stderr, "Crashed") {
+		t.Fatalf("claim for a crashed worker: exit %d %q; want 1 naming the worker and its phase", code, stderr)
+	}
 
 	if out, stderr, code := e.tether("claim", "--next", "--worker", "second"); code != 0 || out != "hook.agents.tether.dev/fix-login\n" {
 		t.Fatalf("second claims: exit %d %q %q", code, out, stderr)
@@ -593,12 +602,13 @@ func TestHeartbeatWorkerIsLost(t *testing.T) {
 		t.Fatalf("lost %s after the heartbeat, before the 2s timeout", lost)
 	}
 	got := e.worker("remote")
-	if len(got.Status.Crashes) != 1 || got.Status.Crashes[0].Reason != "HeartbeatExpired" || got.Status.Crashes[0].Hook != "far-task" || !got.Status.Crashes[0].AssigneeCleared {
-		t.Fatalf("crash records %+v", got.Status.Crashes)
+	if c := got.Status.Crashes; len(c) != 1 || c[0].Reason != "HeartbeatExpired" || c[0].Hook != "far-task" || len(c[0].Held) != 1 {
+		t.Fatalf("crash records %+v", c)
 	}
-	if h := e.hook("far-task"); h.Spec.Assignee != "" || h.Status.State != v1.HookRecovering {
-		t.Fatalf("hook after its worker was lost: assignee %q, state %s", h.Spec.Assignee, h.Status.State)
-	}
+	e.waitFor(10*time.Second, "the hook of the lost worker to be freed and recovering", func() bool {
+		h := e.hook("far-task")
+		return h.Spec.Assignee == "" && h.Status.State == v1.HookRecovering
+	})
 	e.waitFor(10*time.Second, "a WorkerLost Event", func() bool { return len(e.events("remote", "WorkerLost")) == 1 })
 	if _, stderr, code := e.tether("worker", "heartbeat", "remote"); code != 0 {
 		t.Fatalf("heartbeat: exit %d %q", code, stderr)

@@ -421,8 +421,8 @@ func describeWorker(w describe.PrefixWriter, wk *tetherv1alpha1.Worker) {
 	if len(st.Crashes) == 0 {
 		w.Write(describe.LEVEL_0, "Crashes:\t<none>\n")
 	} else {
-		w.Write(describe.LEVEL_0, "Crashes:\n  Time\tPID\tReason\tExit\tHook\tAssignee Cleared\tRestarted\n")
-		w.Write(describe.LEVEL_1, "----\t---\t------\t----\t----\t----------------\t---------\n")
+		w.Write(describe.LEVEL_0, "Crashes:\n  Time\tPID\tReason\tExit\tHook\tRestarted\n")
+		w.Write(describe.LEVEL_1, "----\t---\t------\t----\t----\t---------\n")
 		for _, c := range st.Crashes {
 			exit := "<none>"
 			switch {
@@ -431,7 +431,7 @@ func describeWorker(w describe.PrefixWriter, wk *tetherv1alpha1.Worker) {
 			case c.Signal != nil:
 				exit = fmt.Sprintf("signal %d", *c.Signal)
 			}
-			w.Write(describe.LEVEL_1, "%s\t%d\t%s\t%s\t%s\t%t\t%t\n", c.Time.UTC().Format(time.RFC3339), c.PID, c.Reason, exit, orNone(c.Hook), c.AssigneeCleared, c.Restarted)
+			w.Write(describe.LEVEL_1, "%s\t%d\t%s\t%s\t%s\t%t\n", c.Time.UTC().Format(time.RFC3339), c.PID, c.Reason, exit, orNone(c.Hook), c.Restarted)
 		}
 	}
 	describeConditions(w, st.Conditions)

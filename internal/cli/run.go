@@ -21,6 +21,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -29,7 +30,6 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -40,7 +40,6 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/store/eventsink"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
 )
@@ -98,60 +97,25 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	if err != nil {
 		return err
 	}
-	setup := controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}
-	var mgr manager.Manager
-	var storeClient client.Client
+	// The one place that knows there are two backends: each constructor
+	// returns a complete Manager and what the reconcilers need of it.
+	newBackend := o.localBackend
 	if g.Cluster {
-		if mgr, err = o.clusterManager(g, s); err != nil {
-			return err
-		}
-		if err := setupWorkers(mgr, mgr.GetEventRecorder(workerComponent), mgr.GetAPIReader(), ""); err != nil {
-			return err
-		}
-	} else {
-		dir, err := g.StoreDir()
-		if err != nil {
-			return err
-		}
-		crds, err := crd.Load()
-		if err != nil {
-			return err
-		}
-		store, err := openStore(dir, s, crds, log)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = store.Close() }()
-		lock, err := storemanager.AcquireRunLock(dir)
-		if err != nil {
-			return err
-		}
-		defer func() { _ = lock.Release() }()
-		mgr, _, err = storemanager.New(store, storemanager.Options{Scheme: s, MetricsBindAddress: o.metricsAddr, HealthProbeBindAddress: o.probeAddr})
-		if err != nil {
-			return err
-		}
-		events := eventsink.NewProvider(store.Client(), s)
-		defer events.Shutdown()
-		setup.Events, setup.RecoveryDir = events, filepath.Join(dir, RecoveryDirName)
-		setup.ReceiptStatus = receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir})
-		storeEvents := events.GetEventRecorderFor("tether-store")
-		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-			return store.WatchHandEdits(ctx, storeEvents)
-		})); err != nil {
-			return err
-		}
-		storeClient = store.Client()
-		if err := setupWorkers(mgr, events.GetEventRecorder(workerComponent), store.Client(), dir); err != nil {
-			return err
-		}
-		log.Info("serving the local store", "store", dir, "pid", os.Getpid())
+		newBackend = o.clusterBackend
+	}
+	mgr, setup, err := newBackend(ctx, g, s, cfg, log)
+	if err != nil {
+		return err
+	}
+	if c, ok := mgr.(io.Closer); ok {
+		// Releases what the Manager owns if it never starts; Start does otherwise.
+		defer func() { _ = c.Close() }()
 	}
 	if err := controllers.SetupAll(mgr, setup); err != nil {
 		return err
 	}
 	if o.manifests != "" {
-		if err := addManifests(mgr, storeClient, g, o.manifests, log); err != nil {
+		if err := addManifests(mgr, g, o.manifests, log); err != nil {
 			return err
 		}
 	}
@@ -170,18 +134,50 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	return nil
 }
 
-func (o *runOptions) clusterManager(g *GlobalOptions, s *runtime.Scheme) (manager.Manager, error) {
-	cfg, err := g.KubeConfig.ToRESTConfig()
+// localBackend builds the Manager of the local store: it holds the store's
+// run lock, serves its API reader and Events from the store, and watches
+// for hand edits. Recovery files and Worker logs live in the store.
+func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, log logr.Logger) (manager.Manager, controllers.Options, error) {
+	dir, err := g.StoreDir()
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+		return nil, controllers.Options{}, err
+	}
+	crds, err := crd.Load()
+	if err != nil {
+		return nil, controllers.Options{}, err
+	}
+	mgr, err := storemanager.Open(dir, crds, storemanager.Options{
+		Scheme: s, MetricsBindAddress: o.metricsAddr, HealthProbeBindAddress: o.probeAddr, Log: log.WithName("store"),
+	})
+	if err != nil {
+		return nil, controllers.Options{}, err
+	}
+	log.Info("serving the local store", "store", dir, "pid", os.Getpid())
+	return mgr, controllers.Options{
+		Config:        cfg,
+		RecoveryDir:   filepath.Join(dir, RecoveryDirName),
+		ReceiptStatus: receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
+		Worker: controllers.WorkerOptions{
+			LogDir: filepath.Join(dir, "logs"),
+			Env:    []string{StoreEnv + "=" + dir},
+		},
+	}, nil
+}
+
+// clusterBackend builds a Manager on the cluster of the kubeconfig, with
+// optional leader election. Worker logs go to the user's cache directory.
+func (o *runOptions) clusterBackend(_ context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, _ logr.Logger) (manager.Manager, controllers.Options, error) {
+	rest, err := g.KubeConfig.ToRESTConfig()
+	if err != nil {
+		return nil, controllers.Options{}, fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	// Outside a cluster controller-runtime cannot guess where the Lease
 	// lives; -n or the kubeconfig context's namespace says, as for kubectl.
 	ns, err := g.Namespace()
 	if err != nil {
-		return nil, err
+		return nil, controllers.Options{}, err
 	}
-	return ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(rest, ctrl.Options{
 		Scheme:                  s,
 		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
 		HealthProbeBindAddress:  o.probeAddr,
@@ -189,6 +185,10 @@ func (o *runOptions) clusterManager(g *GlobalOptions, s *runtime.Scheme) (manage
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: ns,
 	})
+	if err != nil {
+		return nil, controllers.Options{}, err
+	}
+	return mgr, controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}, nil
 }
 
 // openStore opens the local store serving crds, the embedded CRDs.

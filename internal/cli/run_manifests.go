@@ -17,37 +17,21 @@ limitations under the License.
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/kubectl/manifestsync"
 )
 
-// liveClient reads through the API reader, not the manager's cache, so an
-// apply's three-way merge always starts from the stored object.
-type liveClient struct {
-	client.Client
-	reader client.Reader
-}
-
-func (c liveClient) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
-	return c.reader.Get(ctx, key, obj, opts...)
-}
-
-func (c liveClient) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	return c.reader.List(ctx, list, opts...)
-}
-
-// addManifests makes mgr keep the manifests in dir applied (--manifests),
-// writing through storeClient on the local store, else through mgr's client.
-func addManifests(mgr manager.Manager, storeClient client.Client, g *GlobalOptions, dir string, log logr.Logger) error {
+// addManifests makes mgr keep the manifests in dir applied (--manifests).
+// The syncer reads through mgr's API reader, not its cache, so an apply's
+// three-way merge always starts from the stored object.
+func addManifests(mgr manager.Manager, g *GlobalOptions, dir string, log logr.Logger) error {
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("--manifests: %w", err)
@@ -69,13 +53,10 @@ func addManifests(mgr manager.Manager, storeClient client.Client, g *GlobalOptio
 			kinds = append(kinds, rt.GVK)
 		}
 	}
-	c := storeClient
-	if c == nil {
-		c = liveClient{Client: mgr.GetClient(), reader: mgr.GetAPIReader()}
-	}
 	return mgr.Add(&manifestsync.Syncer{
 		Dir:       dir,
-		Client:    c,
+		Client:    mgr.GetClient(),
+		Reader:    mgr.GetAPIReader(),
 		Mapper:    mgr.GetRESTMapper(),
 		Scheme:    mgr.GetScheme(),
 		Kinds:     kinds,

@@ -103,8 +103,18 @@ type Options struct {
 type Applier struct {
 	// Client reads the live objects and writes the changes.
 	Client client.Client
+	// Reader, if set, reads the live objects instead of Client, such as a
+	// Manager's API reader when Client reads from a cache.
+	Reader client.Reader
 	// Mapper tells namespaced types from cluster-scoped ones.
 	Mapper meta.RESTMapper
+}
+
+func (a *Applier) reader() client.Reader {
+	if a.Reader != nil {
+		return a.Reader
+	}
+	return a.Client
 }
 
 // Object returns the configuration a document asks for, as the user wrote
@@ -190,7 +200,7 @@ func (a *Applier) Apply(ctx context.Context, obj *unstructured.Unstructured, opt
 
 	live := &unstructured.Unstructured{}
 	live.SetGroupVersionKind(obj.GroupVersionKind())
-	err = a.Client.Get(ctx, client.ObjectKeyFromObject(obj), live)
+	err = a.reader().Get(ctx, client.ObjectKeyFromObject(obj), live)
 	switch {
 	case apierrors.IsNotFound(err):
 		if opts.DryRun == DryRunClient {

@@ -26,11 +26,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/kubectl/apply"
 	"github.com/tether-dev/tether/internal/kubectl/manifest"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 const hookYAML = `apiVersion: agents.tether.dev/v1alpha1
@@ -54,19 +54,7 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
-	s, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(t.TempDir(), filestore.Options{Scheme: s, CRDs: crds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
+	store := testsupport.Store(t, t.TempDir())
 	return &fixture{applier: &apply.Applier{Client: store.Client(), Mapper: store.RESTMapper()}, client: store.Client(), s: store}
 }
 

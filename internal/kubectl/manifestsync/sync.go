@@ -64,6 +64,9 @@ type Syncer struct {
 	Dir string
 	// Client reads live objects and writes changes.
 	Client client.Client
+	// Reader, if set, reads live objects instead of Client, such as a
+	// Manager's API reader when Client reads from the Manager's cache.
+	Reader client.Reader
 	// Mapper tells namespaced types from cluster-scoped ones.
 	Mapper meta.RESTMapper
 	// Scheme decodes the manifests strictly.
@@ -86,6 +89,13 @@ func ID(dir string) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(abs))
 	return "dir-" + hex.EncodeToString(sum[:8]), nil
+}
+
+func (s *Syncer) reader() client.Reader {
+	if s.Reader != nil {
+		return s.Reader
+	}
+	return s.Client
 }
 
 // Start syncs once, then again after every change in the directory, until
@@ -159,7 +169,7 @@ func (s *Syncer) Sync(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	a := &apply.Applier{Client: s.Client, Mapper: s.Mapper}
+	a := &apply.Applier{Client: s.Client, Reader: s.Reader, Mapper: s.Mapper}
 	desired := map[objectKey]bool{}
 	invalid := map[string]bool{}
 	var errs []error
@@ -219,7 +229,7 @@ func (s *Syncer) reportOnce(path string, err error) {
 func (s *Syncer) prune(ctx context.Context, gvk schema.GroupVersionKind, id string, desired map[objectKey]bool, invalid map[string]bool) error {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(gvk.GroupVersion().WithKind(gvk.Kind + "List"))
-	if err := s.Client.List(ctx, list, client.MatchingLabels{ManagedLabel: id}); err != nil {
+	if err := s.reader().List(ctx, list, client.MatchingLabels{ManagedLabel: id}); err != nil {
 		return err
 	}
 	for i := range list.Items {

@@ -29,10 +29,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/kubectl/manifestsync"
 	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 func hookDoc(name, goal string) string {
@@ -46,15 +45,7 @@ func TestSync(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(t.TempDir(), filestore.Options{Scheme: s, CRDs: crds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = store.Close() }()
+	store := testsupport.Store(t, t.TempDir())
 	dir := t.TempDir()
 	var logged strings.Builder
 	syncer := &manifestsync.Syncer{

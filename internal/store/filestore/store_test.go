@@ -30,34 +30,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/store/conformance"
 	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
-// newStore opens a store on dir with the project's CRDs.
+// newStore opens a store on dir with the project's scheme and CRDs.
 func newStore(dir string, mutate ...func(*filestore.Options)) (*filestore.Store, error) {
-	crds, err := crd.Load()
-	if err != nil {
-		return nil, err
-	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	if err := agentsv1alpha1.AddToScheme(scheme); err != nil {
-		return nil, err
-	}
-	opts := filestore.Options{Scheme: scheme, CRDs: crds}
-	for _, m := range mutate {
-		m(&opts)
-	}
-	return filestore.Open(dir, opts)
+	return testsupport.OpenStore(dir, mutate...)
 }
 
 func openStore(t *testing.T, dir string, mutate ...func(*filestore.Options)) *filestore.Store {

@@ -33,18 +33,15 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
-	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 // populate creates n hooks in a fresh store directory.
@@ -68,15 +65,7 @@ func populate(b *testing.B, n int) string {
 
 func openBenchStore(b *testing.B, dir string) *filestore.Store {
 	b.Helper()
-	sch, err := scheme.New()
-	if err != nil {
-		b.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		b.Fatal(err)
-	}
-	store, err := filestore.Open(dir, filestore.Options{Scheme: sch, CRDs: crds})
+	store, err := testsupport.OpenStore(dir)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -103,13 +92,8 @@ func BenchmarkEditToReconcile(b *testing.B) {
 			store := openBenchStore(b, dir)
 			defer func() { _ = store.Close() }()
 			sch := store.Client().Scheme()
-			mgr, _, err := storemanager.New(store, storemanager.Options{Scheme: sch})
+			mgr, err := storemanager.New(store, storemanager.Options{Scheme: sch})
 			if err != nil {
-				b.Fatal(err)
-			}
-			if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-				return store.WatchHandEdits(ctx, record.NewFakeRecorder(1000))
-			})); err != nil {
 				b.Fatal(err)
 			}
 			var mu sync.Mutex
@@ -225,7 +209,7 @@ func BenchmarkCacheSync10k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		store := openBenchStore(b, dir)
-		mgr, _, err := storemanager.New(store, storemanager.Options{Scheme: store.Client().Scheme()})
+		mgr, err := storemanager.New(store, storemanager.Options{Scheme: store.Client().Scheme()})
 		if err != nil {
 			b.Fatal(err)
 		}

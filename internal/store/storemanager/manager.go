@@ -14,11 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package storemanager builds a controller-runtime Manager that runs on the
-// local file store with no API server: the store's client, a stock
-// controller-runtime cache fed by the store's list and watch, and the
-// store's REST mapper. A placeholder rest.Config whose transport refuses
-// every request is the tripwire that proves nothing goes to a network.
+// Package storemanager builds a complete controller-runtime Manager that
+// runs on the local file store with no API server: the store's client, a
+// stock controller-runtime cache fed by the store's list and watch, the
+// store's REST mapper, the store's client as API reader, event recorders
+// writing into the store, the hand-edit watcher and the run lock. A
+// placeholder rest.Config whose transport refuses every request is the
+// tripwire that proves nothing goes to a network.
 package storemanager
 
 import (
@@ -30,10 +32,13 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/sys/unix"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -43,12 +48,15 @@ import (
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/tether-dev/tether/internal/store/eventsink"
 	"github.com/tether-dev/tether/internal/store/filestore"
 )
 
@@ -66,6 +74,9 @@ func (t *Tripwire) RoundTrip(req *http.Request) (*http.Response, error) {
 // Attempts returns how many requests were refused.
 func (t *Tripwire) Attempts() int64 { return t.attempts.Load() }
 
+// StoreComponent is the source of the Events the hand-edit watcher records.
+const StoreComponent = "tether-store"
+
 // Options configure the Manager.
 type Options struct {
 	// Scheme must be the store's scheme.
@@ -74,11 +85,36 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; empty disables it.
 	HealthProbeBindAddress string
+	// Log is the store's logger when Open opens it; default discard.
+	Log logr.Logger
 }
 
-// New builds a Manager over the store. Its client reads from the cache and
-// writes to the store; its cache lists and watches the store.
-func New(store *filestore.Store, opts Options) (manager.Manager, *Tripwire, error) {
+// Manager is a complete controller-runtime Manager on the local file
+// store: its client reads from a cache fed by the store's list and watch
+// and writes to the store, GetAPIReader is the store's own (uncached)
+// client, and event recorders write Events into the store through an
+// eventsink.Provider. It runs the store's hand-edit watcher, and owns the
+// resources it was given to own (the run lock and the store itself when
+// built by Open), releasing them when Start returns or on Close.
+//
+// Reconcilers therefore use it exactly like a Manager on a cluster.
+type Manager struct {
+	manager.Manager
+	store  *filestore.Store
+	events *eventsink.Provider
+	trip   *Tripwire
+
+	closeOnce sync.Once
+	closers   []func() error
+	closeErr  error
+}
+
+var _ manager.Manager = (*Manager)(nil)
+
+// New builds a Manager over store, which the caller keeps owning. Its
+// client reads from the cache and writes to the store; its cache lists
+// and watches the store.
+func New(store *filestore.Store, opts Options) (*Manager, error) {
 	trip := &Tripwire{}
 	cfg := &rest.Config{Host: "http://tether-file-store.invalid", Transport: trip}
 	storeClient := store.Client()
@@ -86,7 +122,7 @@ func New(store *filestore.Store, opts Options) (manager.Manager, *Tripwire, erro
 	if metricsAddr == "" {
 		metricsAddr = "0"
 	}
-	mgr, err := manager.New(cfg, manager.Options{
+	inner, err := manager.New(cfg, manager.Options{
 		Scheme:                 opts.Scheme,
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: opts.HealthProbeBindAddress,
@@ -115,9 +151,96 @@ func New(store *filestore.Store, opts Options) (manager.Manager, *Tripwire, erro
 		},
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return mgr, trip, nil
+	m := &Manager{Manager: inner, store: store, trip: trip, events: eventsink.NewProvider(storeClient, opts.Scheme)}
+	storeEvents := m.events.GetEventRecorderFor(StoreComponent)
+	if err := inner.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return store.WatchHandEdits(ctx, storeEvents)
+	})); err != nil {
+		m.events.Shutdown()
+		return nil, err
+	}
+	return m, nil
+}
+
+// Open builds the Manager of `tether run` on the store in dir: it opens
+// the store serving crds (creating it if need be), takes the store's run
+// lock (so a second `tether run` fails at once, naming the first one's
+// PID), and builds the Manager, which owns both and releases them when
+// Start returns or on Close.
+func Open(dir string, crds []*apiextensionsv1.CustomResourceDefinition, opts Options) (*Manager, error) {
+	log := opts.Log
+	if log.GetSink() == nil {
+		log = logr.Discard()
+	}
+	store, err := filestore.Open(dir, filestore.Options{Scheme: opts.Scheme, CRDs: crds, Log: log})
+	if err != nil {
+		return nil, err
+	}
+	lock, err := AcquireRunLock(dir)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	m, err := New(store, opts)
+	if err != nil {
+		_ = store.Close()
+		_ = lock.Release()
+		return nil, err
+	}
+	// Closed in reverse: the store before the lock that guards it.
+	m.closers = append(m.closers, lock.Release, store.Close)
+	return m, nil
+}
+
+// GetAPIReader returns the store's client, which reads the store directly,
+// around the cache.
+func (m *Manager) GetAPIReader() client.Reader { return m.store.Client() }
+
+// GetEventRecorder returns a recorder of events.k8s.io/v1 Events written
+// into the store.
+func (m *Manager) GetEventRecorder(name string) recorder.EventRecorder {
+	return m.events.GetEventRecorder(name)
+}
+
+// GetEventRecorderFor returns a recorder of core/v1 Events written into
+// the store.
+//
+// Deprecated: use GetEventRecorder, as on controller-runtime's Manager.
+func (m *Manager) GetEventRecorderFor(name string) record.EventRecorder {
+	return m.events.GetEventRecorderFor(name)
+}
+
+// Store returns the file store the Manager runs on.
+func (m *Manager) Store() *filestore.Store { return m.store }
+
+// Tripwire returns the transport that refuses and counts network requests.
+func (m *Manager) Tripwire() *Tripwire { return m.trip }
+
+// Start runs the Manager until ctx is done, then flushes the recorded
+// Events and releases what the Manager owns.
+func (m *Manager) Start(ctx context.Context) error {
+	err := m.Manager.Start(ctx)
+	if cerr := m.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Close flushes the recorded Events and releases what the Manager owns.
+// Start calls it when it returns; call it when the Manager is never
+// started. Calls after the first return the first call's result.
+func (m *Manager) Close() error {
+	m.closeOnce.Do(func() {
+		m.events.Shutdown()
+		for i := len(m.closers) - 1; i >= 0; i-- {
+			if err := m.closers[i](); err != nil && m.closeErr == nil {
+				m.closeErr = err
+			}
+		}
+	})
+	return m.closeErr
 }
 
 // cachedClient reads from the informer cache and writes to the store, as

@@ -34,15 +34,14 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/store/eventsink"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 // seen records the generations a reconciler observed, per hook.
@@ -63,34 +62,12 @@ func (s *seen) last(name string) int64 {
 
 func TestManagerOnFileStore(t *testing.T) {
 	dir := t.TempDir()
-	sch, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(dir, filestore.Options{Scheme: sch, CRDs: crds, Log: testr.New(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = store.Close() }()
-
-	mgr, trip, err := storemanager.New(store, storemanager.Options{Scheme: sch})
-	if err != nil {
-		t.Fatal(err)
-	}
-	events := eventsink.NewProvider(store.Client(), sch)
-	defer events.Shutdown()
-	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return store.WatchHandEdits(ctx, events.GetEventRecorderFor("tether-store"))
-	})); err != nil {
-		t.Fatal(err)
-	}
+	store := testsupport.Store(t, dir, func(o *filestore.Options) { o.Log = testr.New(t) })
+	// The Manager watches hand edits and records Events on its own.
+	mgr := testsupport.LocalManager(t, store)
 	obs := &seen{gens: map[string][]int64{}}
 	skip := true
-	err = ctrl.NewControllerManagedBy(mgr).For(&agentsv1alpha1.Hook{}).WithOptions(controller.Options{SkipNameValidation: &skip}).Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+	err := ctrl.NewControllerManagedBy(mgr).For(&agentsv1alpha1.Hook{}).WithOptions(controller.Options{SkipNameValidation: &skip}).Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
 		h := &agentsv1alpha1.Hook{}
 		if err := mgr.GetClient().Get(ctx, req.NamespacedName, h); err != nil {
 			return reconcile.Result{}, client.IgnoreNotFound(err)
@@ -111,7 +88,7 @@ func TestManagerOnFileStore(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
-		if n := trip.Attempts(); n != 0 {
+		if n := mgr.Tripwire().Attempts(); n != 0 {
 			t.Errorf("the manager attempted %d network requests", n)
 		}
 	}()
@@ -192,4 +169,67 @@ func TestRunLock(t *testing.T) {
 		t.Fatalf("after release: %v", err)
 	}
 	_ = again.Release()
+}
+
+// TestOpen builds `tether run`'s Manager on a store directory that does not
+// exist yet; a second one on the same store is refused while the first
+// holds it, and allowed once the first is closed.
+func TestOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new-store")
+	sch, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := crd.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		closeFn bool
+		wantErr string
+	}{
+		{"first", false, ""},
+		{"second while the first runs", false, "already served by another tether run"},
+		{"after the first closed", true, ""},
+	}
+	var first *storemanager.Manager
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.closeFn {
+				if err := first.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			mgr, err := storemanager.Open(dir, crds, storemanager.Options{Scheme: sch})
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Open = %v, want an error containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The Manager is not started, so only a reader around the
+			// cache can see the Hook.
+			h := &agentsv1alpha1.Hook{
+				ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "read-" + strconv.Itoa(len(tt.name))},
+				Spec:       agentsv1alpha1.HookSpec{Goal: "g", Steps: []agentsv1alpha1.Step{{Name: "one"}}},
+			}
+			if err := mgr.Store().Client().Create(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			if err := mgr.GetAPIReader().Get(context.Background(), client.ObjectKeyFromObject(h), &agentsv1alpha1.Hook{}); err != nil {
+				t.Errorf("the API reader does not read the store: %v", err)
+			}
+			if first == nil {
+				first = mgr
+				return
+			}
+			if err := mgr.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }

@@ -86,14 +86,30 @@ func Order(hooks []v1.Hook) {
 	})
 }
 
-// checkWorker makes sure the Worker exists: a Hook held by a name no
-// Worker has would never be freed when its holder dies.
+// checkWorker makes sure the Worker exists and is alive: a Hook held by a
+// name no Worker has would never be freed when its holder dies, and the
+// Hook reconciler frees at once a Hook held by a dead Worker (Crashed,
+// CrashLoop, Stopped, Lost) or one being deleted.
 func checkWorker(ctx context.Context, c client.Client, namespace, worker string) error {
 	if worker == "" {
 		return errors.New("--worker: a worker name is required")
 	}
-	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: worker}, &v1.Worker{}); err != nil {
+	w := &v1.Worker{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: namespace, Name: worker}, w); err != nil {
 		return fmt.Errorf("--worker %s: %w", worker, err)
+	}
+	return Alive(w)
+}
+
+// Alive returns an error naming why w cannot take a Hook: it is being
+// deleted, or its phase has no live process. A Pending Worker may claim.
+func Alive(w *v1.Worker) error {
+	switch {
+	case !w.DeletionTimestamp.IsZero():
+		return fmt.Errorf("--worker %s: the worker is being deleted", w.Name)
+	case w.Status.Phase.Dead():
+		return fmt.Errorf("--worker %s: the worker is %s, with no live process to work on a hook; restart it first (`tether worker restart %s`)",
+			w.Name, w.Status.Phase, w.Name)
 	}
 	return nil
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package claim
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +72,38 @@ func TestOrder(t *testing.T) {
 		if h.Name != want[i] {
 			t.Fatalf("position %d: %s, want %s (want order %v)", i, h.Name, want[i], want)
 		}
+	}
+}
+
+func TestAlive(t *testing.T) {
+	deleting := metav1.Now()
+	worker := func(phase v1.WorkerPhase) *v1.Worker {
+		return &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "w"}, Status: v1.WorkerStatus{Phase: phase}}
+	}
+	tests := []struct {
+		name   string
+		worker *v1.Worker
+		refuse string
+	}{
+		{"new", worker(""), ""},
+		{"pending", worker(v1.WorkerPending), ""},
+		{"running", worker(v1.WorkerRunning), ""},
+		{"restarting", worker(v1.WorkerRestarting), ""},
+		{"crashed", worker(v1.WorkerCrashed), "is Crashed"},
+		{"crash loop", worker(v1.WorkerCrashLoop), "is CrashLoop"},
+		{"stopped", worker(v1.WorkerStopped), "is Stopped"},
+		{"lost", worker(v1.WorkerLost), "is Lost"},
+		{"being deleted", &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "w", DeletionTimestamp: &deleting}}, "being deleted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Alive(tt.worker)
+			switch {
+			case tt.refuse == "" && err != nil:
+				t.Fatalf("Alive = %v, want nil", err)
+			case tt.refuse != "" && (err == nil || !strings.Contains(err.Error(), tt.refuse) || !strings.Contains(err.Error(), "--worker w")):
+				t.Fatalf("Alive = %v, want an error naming the worker and %q", err, tt.refuse)
+			}
+		})
 	}
 }

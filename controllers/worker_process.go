@@ -1,0 +1,407 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/worker/supervise"
+)
+
+// reconcileProcess follows the process recorded in status: it watches it
+// if no watch runs yet (after a restart of the reconciler), and handles its
+// exit once it ended. A recorded start time or boot that does not match
+// the PID's current process means the recorded process is gone.
+func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) error {
+	key := client.ObjectKeyFromObject(w)
+	id := identityOf(w)
+	p, ok := r.procs.get(key)
+	if ok && p.id != id {
+		// The cache may lag behind the status this reconciler wrote when it
+		// launched the tracked process. Replacing that child's wait with a
+		// pidfd watch of the older, dead process would lose the child's
+		// exit status, so the live object decides.
+		fresh := &v1.Worker{}
+		if err := r.reader.Get(ctx, key, fresh); err != nil {
+			return client.IgnoreNotFound(err)
+		}
+		if !fresh.DeletionTimestamp.IsZero() || fresh.Status.PID == 0 {
+			return nil
+		}
+		*w = *fresh
+		id = identityOf(w)
+	}
+	if !ok || p.id != id {
+		if err := r.procs.watch(key, id); err != nil {
+			return err
+		}
+		p, _ = r.procs.get(key)
+	}
+	if p.exit != nil {
+		return r.handleExit(ctx, w, *p.exit, p.requested)
+	}
+	if w.Status.Phase == v1.WorkerRestarting {
+		// A person asked to restart a running process: stop it; its exit,
+		// marked as requested, starts the new one.
+		r.procs.markRequested(key, id)
+		return r.stop(w, id)
+	}
+	w.Status.Phase = v1.WorkerRunning
+	return r.writeStatusIfChanged(ctx, w)
+}
+
+// stop ends the process id of w and its group, and its tmux session.
+func (r *WorkerReconciler) stop(w *v1.Worker, id supervise.Identity) error {
+	err := supervise.Stop(id, r.grace)
+	if w.Status.TmuxSession != "" {
+		if terr := supervise.KillTmuxSession(w.Status.TmuxSession); terr != nil && err == nil {
+			err = terr
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("stopping worker %s: %w", w.Name, err)
+	}
+	return nil
+}
+
+// launched is a process the reconciler just started.
+type launched struct {
+	id      supervise.Identity
+	exits   <-chan supervise.Exit
+	logFile string
+	tmux    string
+}
+
+func (r *WorkerReconciler) launch(w *v1.Worker) (*launched, error) {
+	l := &launched{logFile: filepath.Join(r.logDir, w.Namespace, w.Name+".log")}
+	env := append(slices.Clone(r.env), "TETHER_WORKER="+w.Name, "TETHER_NAMESPACE="+w.Namespace)
+	for _, e := range w.Spec.Env {
+		env = append(env, e.Name+"="+e.Value)
+	}
+	spec := supervise.LaunchSpec{Command: w.Spec.Command, Dir: w.Spec.Workdir, Env: env, LogFile: l.logFile}
+	if w.Spec.Tmux != nil {
+		l.tmux = w.Spec.Tmux.Session
+		if l.tmux == "" {
+			l.tmux = w.Name
+		}
+		// A session left by the previous process would make new-session fail.
+		if err := supervise.KillTmuxSession(l.tmux); err != nil {
+			return nil, err
+		}
+		id, err := supervise.LaunchTmux(l.tmux, spec)
+		if err != nil {
+			_ = supervise.KillTmuxSession(l.tmux)
+			return nil, err
+		}
+		l.id = id
+		return l, nil
+	}
+	id, exits, err := supervise.Launch(spec)
+	if err != nil {
+		return nil, err
+	}
+	l.id, l.exits = id, exits
+	return l, nil
+}
+
+// track makes the procTable follow a launched process.
+func (r *WorkerReconciler) track(key types.NamespacedName, l *launched) error {
+	if l.exits != nil {
+		r.procs.child(key, l.id, l.exits)
+		return nil
+	}
+	return r.procs.watch(key, l.id)
+}
+
+// abandon stops a launched process whose status could not be recorded,
+// so that no process runs unknown to status.
+func (r *WorkerReconciler) abandon(l *launched) {
+	_ = supervise.Stop(l.id, r.grace)
+	if l.tmux != "" {
+		_ = supervise.KillTmuxSession(l.tmux)
+	}
+	if l.exits != nil {
+		<-l.exits
+	}
+}
+
+func (r *WorkerReconciler) recordProcess(w *v1.Worker, id supervise.Identity, logFile, tmux string) {
+	st := &w.Status
+	st.PID, st.ProcessStartTicks, st.BootID, st.Host = int32(id.PID), id.StartTicks, id.BootID, r.host
+	st.LogFile, st.TmuxSession = logFile, tmux
+	t := metav1.NewTime(r.now())
+	st.StartedAt = &t
+}
+
+func clearProcess(st *v1.WorkerStatus) {
+	st.PID, st.ProcessStartTicks, st.BootID, st.StartedAt = 0, 0, "", nil
+}
+
+// start launches spec.command or adopts spec.adopt.pid.
+func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
+	key := client.ObjectKeyFromObject(w)
+	manual := w.Status.Phase == v1.WorkerRestarting
+	if w.Spec.Adopt != nil {
+		id, err := supervise.Identify(int(w.Spec.Adopt.PID))
+		if err != nil {
+			return r.startFailed(ctx, w, fmt.Errorf("adopting pid %d: %w", w.Spec.Adopt.PID, err))
+		}
+		r.recordProcess(w, id, w.Status.LogFile, "")
+		w.Status.Phase = v1.WorkerRunning
+		if err := r.writeStatus(ctx, w); err != nil {
+			return err
+		}
+		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStarted, "Adopt", "adopted %s", id)
+		return r.procs.watch(key, id)
+	}
+	l, err := r.launch(w)
+	if err != nil {
+		return r.startFailed(ctx, w, fmt.Errorf("launching %q: %w", w.Spec.Command[0], err))
+	}
+	r.recordProcess(w, l.id, l.logFile, l.tmux)
+	w.Status.Phase = v1.WorkerRunning
+	if manual {
+		w.Status.Restarts++
+	}
+	if err := r.writeStatus(ctx, w); err != nil {
+		r.abandon(l)
+		return err
+	}
+	r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStarted, "Launch", "started %s, logging to %s", l.id, l.logFile)
+	return r.track(key, l)
+}
+
+func (r *WorkerReconciler) startFailed(ctx context.Context, w *v1.Worker, cause error) error {
+	clearProcess(&w.Status)
+	w.Status.Phase = v1.WorkerCrashed
+	if err := r.writeStatus(ctx, w, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", cause.Error())); err != nil {
+		return err
+	}
+	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventStartFailed, "Start", "%v; fix the Worker and run `tether worker restart %s -n %s`", cause, w.Name, w.Namespace)
+	return nil
+}
+
+// handleExit handles the end of the process recorded in w's status, once:
+// the crash record, the restart and the new PID are one status write,
+// guarded by resourceVersion, so a second attempt on a stale copy fails.
+func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit supervise.Exit, requested bool) error {
+	key := client.ObjectKeyFromObject(w)
+	log := logr.FromContextOrDiscard(ctx)
+	if requested {
+		clearProcess(&w.Status)
+		if w.Status.Phase == v1.WorkerRestarting {
+			if err := r.start(ctx, w); err != nil {
+				return err
+			}
+			r.procs.forget(key, exit.Identity)
+			return nil
+		}
+		w.Status.Phase = v1.WorkerStopped
+		if err := r.writeStatus(ctx, w); err != nil {
+			return err
+		}
+		r.procs.forget(key, exit.Identity)
+		return nil
+	}
+	clean := exit.Reason == supervise.ReasonExited && exit.ExitCode == 0
+	held, err := r.heldHooks(ctx, w)
+	if err != nil {
+		return err
+	}
+	now := r.now()
+	action := Decide(&w.Spec, &w.Status, now)
+	if clean {
+		action = ActionNone
+	}
+	rec := v1.CrashRecord{
+		Time: metav1.NewTime(exit.Time), PID: int32(exit.Identity.PID), Reason: exit.Reason,
+		Hook: heldNames(held), Held: held,
+	}
+	switch exit.Reason {
+	case supervise.ReasonExited:
+		code := int32(exit.ExitCode)
+		rec.ExitCode = &code
+	case supervise.ReasonSignaled:
+		sig := int32(exit.Signal)
+		rec.Signal = &sig
+	}
+	var l *launched
+	var launchErr error
+	if action == ActionRestart {
+		if l, launchErr = r.launch(w); launchErr != nil {
+			action = ActionNone
+		}
+	}
+	rec.Restarted = l != nil
+	clearProcess(&w.Status)
+	if !clean {
+		appendCrash(&w.Status, rec)
+	}
+	var extra []metav1.Condition
+	switch {
+	case clean:
+		w.Status.Phase = v1.WorkerStopped
+	case l != nil:
+		r.recordProcess(w, l.id, l.logFile, l.tmux)
+		w.Status.Phase = v1.WorkerRunning
+		w.Status.Restarts++
+	case action == ActionNotifyOnly:
+		w.Status.Phase = v1.WorkerCrashLoop
+	default:
+		w.Status.Phase = v1.WorkerCrashed
+		if launchErr != nil {
+			extra = append(extra, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", launchErr.Error()))
+		}
+	}
+	if err := r.writeStatus(ctx, w, extra...); err != nil {
+		if l != nil {
+			r.abandon(l)
+		}
+		return err
+	}
+	r.procs.forget(key, exit.Identity)
+	if l != nil {
+		if err := r.track(key, l); err != nil {
+			return err
+		}
+	}
+	log.Info("worker process ended", "worker", key, "exit", exit.String(), "phase", w.Status.Phase, "hooks", rec.Hook)
+	r.emitExit(w, exit, rec, action, clean, l, launchErr)
+	return nil
+}
+
+func (r *WorkerReconciler) emitExit(w *v1.Worker, exit supervise.Exit, rec v1.CrashRecord, action Action, clean bool, l *launched, launchErr error) {
+	hooks := heldSummary(w, rec.Hook)
+	if clean {
+		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStopped, "Exit", "%s; %s", exit, hooks)
+		return
+	}
+	inWindow := CrashesInWindow(&w.Spec, &w.Status, r.now())
+	budget := fmt.Sprintf("crash %d of %d allowed within %s", inWindow, maxCrashes(&w.Spec), crashWindow(&w.Spec))
+	switch {
+	case l != nil:
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restarted as %s (%s)", exit, hooks, l.id, budget)
+	case action == ActionNotifyOnly:
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly", "%s; %s; not restarted: CrashLoop", exit, hooks)
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventRestartsExhausted, "NotifyOnly",
+			"restarts exhausted: %d crashes within %s (maxCrashes %d); restart it by hand with `tether worker restart %s -n %s`",
+			inWindow, crashWindow(&w.Spec), maxCrashes(&w.Spec), w.Name, w.Namespace)
+	case launchErr != nil:
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", exit, hooks, launchErr)
+	default:
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly",
+			"%s; %s; not restarted (spec.restart.auto is off); restart it by hand with `tether worker restart %s -n %s`", exit, hooks, w.Name, w.Namespace)
+	}
+}
+
+// reconcileHeartbeat judges a Worker this host cannot see by its
+// heartbeat, like a node lease: once status.lastHeartbeat is older than
+// spec.heartbeatTimeout the Worker is Lost and its Hooks are freed.
+func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker) (ctrl.Result, error) {
+	now := r.now()
+	if w.Status.LastHeartbeat == nil {
+		if w.Status.Phase == "" {
+			w.Status.Phase = v1.WorkerPending
+		}
+		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
+	}
+	// status times have a resolution of one second and are truncated, so
+	// the heartbeat may be up to a second younger than recorded.
+	due := w.Status.LastHeartbeat.Add(heartbeatTimeout(&w.Spec) + time.Second)
+	if now.Before(due) {
+		if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending || w.Status.Phase == v1.WorkerLost {
+			w.Status.Phase = v1.WorkerRunning
+		}
+		return ctrl.Result{RequeueAfter: due.Sub(now)}, r.writeStatusIfChanged(ctx, w)
+	}
+	if w.Status.Phase == v1.WorkerLost {
+		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
+	}
+	why := fmt.Sprintf("no heartbeat from host %s since %s", w.Status.Host, w.Status.LastHeartbeat.UTC().Format(time.RFC3339))
+	held, err := r.heldHooks(ctx, w)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	rec := v1.CrashRecord{Time: metav1.NewTime(now), PID: w.Status.PID, Reason: ReasonHeartbeatExpired, Hook: heldNames(held), Held: held}
+	appendCrash(&w.Status, rec)
+	w.Status.Phase = v1.WorkerLost
+	if err := r.writeStatus(ctx, w); err != nil {
+		return ctrl.Result{}, err
+	}
+	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerLost, "Heartbeat", "%s (heartbeatTimeout %s); %s", why, heartbeatTimeout(&w.Spec), heldSummary(w, rec.Hook))
+	return ctrl.Result{}, nil
+}
+
+// heldHooks lists the Hooks w holds, with their generations, reading around
+// the cache so that a claim made just before the death is in the record.
+// It only reads Hooks: the Hook reconciler frees them.
+func (r *WorkerReconciler) heldHooks(ctx context.Context, w *v1.Worker) ([]v1.HeldHook, error) {
+	hooks := &v1.HookList{}
+	if err := r.reader.List(ctx, hooks, client.InNamespace(w.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing the hooks of worker %s: %w", w.Name, err)
+	}
+	var held []v1.HeldHook
+	for i := range hooks.Items {
+		if h := &hooks.Items[i]; h.Spec.Assignee == w.Name {
+			held = append(held, v1.HeldHook{Name: h.Name, Generation: h.Generation})
+		}
+	}
+	slices.SortFunc(held, func(a, b v1.HeldHook) int { return strings.Compare(a.Name, b.Name) })
+	if len(held) > v1.WorkerHeldLimit {
+		held = held[:v1.WorkerHeldLimit]
+	}
+	return held, nil
+}
+
+// heldNames joins the names of held, for crash records and messages.
+func heldNames(held []v1.HeldHook) string {
+	names := make([]string, len(held))
+	for i, h := range held {
+		names[i] = h.Name
+	}
+	return strings.Join(names, ",")
+}
+
+// heldSummary says, for an Event, which Hooks w held and what becomes of them.
+func heldSummary(w *v1.Worker, hooks string) string {
+	switch {
+	case hooks == "":
+		return "it held no hook"
+	case clearsAssignee(w):
+		return "it held hook " + hooks + " (freed by the hook controller: assignee cleared, recovering)"
+	default:
+		return "it held hook " + hooks + " (kept: spec.clearAssigneeOnCrash is false)"
+	}
+}
+
+// clearsAssignee tells whether the Hooks w holds are freed when it dies.
+func clearsAssignee(w *v1.Worker) bool {
+	return w.Spec.ClearAssigneeOnCrash == nil || *w.Spec.ClearAssigneeOnCrash
+}
