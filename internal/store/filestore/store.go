@@ -55,6 +55,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tether-dev/tether/internal/atomicfs"
 	"github.com/tether-dev/tether/internal/store/crdschema"
 )
 
@@ -239,10 +240,10 @@ func (s *Store) withWriteLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = lock.Close() }()
-	if err := flock(lock, true); err != nil {
+	if err := atomicfs.Lock(lock, atomicfs.Exclusive); err != nil {
 		return err
 	}
-	defer funlock(lock)
+	defer func() { _ = atomicfs.Unlock(lock) }()
 	if err := s.journal.refresh(); err != nil {
 		return err
 	}
@@ -265,10 +266,10 @@ func (s *Store) withReadLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = lock.Close() }()
-	if err := flock(lock, false); err != nil {
+	if err := atomicfs.Lock(lock, atomicfs.Shared); err != nil {
 		return err
 	}
-	defer funlock(lock)
+	defer func() { _ = atomicfs.Unlock(lock) }()
 	return fn()
 }
 
@@ -286,7 +287,7 @@ func (s *Store) rollForward() error {
 	switch {
 	case e.Type == Deleted && ok && fileRV < e.RV:
 		s.log.Info("rolling forward an interrupted delete", "file", path, "resourceVersion", e.RV)
-		return removeFileDurable(path)
+		return atomicfs.RemoveDurable(path)
 	case e.Type != Deleted && (!fileExists(path) || ok && fileRV < e.RV):
 		s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
 		return s.writeObjectFile(path, e.RV, e.Object)
@@ -326,7 +327,12 @@ func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillW
 	if err != nil {
 		return err
 	}
-	return writeFileAtomicIf(path, append([]byte(fileHeader(rv, body)), body...), stillWanted)
+	tmp, err := atomicfs.WriteTemp(path, append([]byte(fileHeader(rv, body)), body...), 0o600)
+	if err != nil {
+		return err
+	}
+	defer tmp.Discard()
+	return tmp.InstallIf(stillWanted)
 }
 
 // readHeaderRV returns the resourceVersion in a file's header when the
@@ -650,13 +656,13 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			// after this update read the object is kept and adopted on its own.
 			stillWanted = storeWritten
 		}
-		err = tmp.install(stillWanted)
-		if tmp.left() {
+		err = tmp.InstallIf(stillWanted)
+		if tmp.Left() {
 			// What is left under the temp name (the replaced file, or ours
 			// given back) is unreachable; unlinking it frees its blocks,
 			// which takes as long as a small write, so it is done after
 			// this write returns.
-			s.removeLater(tmp.name)
+			s.removeLater(tmp.Name())
 		}
 		if err != nil {
 			return err
@@ -689,30 +695,30 @@ func (s *Store) removeObjectFile(path string, rv uint64) error {
 	} else {
 		s.log.Info("the object was deleted; its file held an unadopted edit, kept", "file", aside)
 	}
-	return syncDir(filepath.Dir(path))
+	return atomicfs.SyncDir(filepath.Dir(path))
 }
 
 // journalAndTemp appends e to the journal while writing the object file's
 // new content to a temp file beside path, and waits for both to be durable.
-func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*tempFile, error) {
+func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*atomicfs.Temp, error) {
 	body, err := objectYAML(obj, objJSON)
 	if err != nil {
 		return nil, err
 	}
 	type written struct {
-		tmp *tempFile
+		tmp *atomicfs.Temp
 		err error
 	}
 	done := make(chan written, 1)
 	go func() {
-		tmp, err := writeTemp(path, append([]byte(fileHeader(rv, body)), body...))
+		tmp, err := atomicfs.WriteTemp(path, append([]byte(fileHeader(rv, body)), body...), 0o600)
 		done <- written{tmp, err}
 	}()
 	journalErr := s.journal.append(e)
 	w := <-done
 	if journalErr != nil || w.err != nil {
 		if w.tmp != nil {
-			w.tmp.discard()
+			w.tmp.Discard()
 		}
 		return nil, errors.Join(journalErr, w.err)
 	}

@@ -33,7 +33,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -49,6 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/tether-dev/tether/internal/atomicfs"
 	"github.com/tether-dev/tether/internal/store/filestore"
 )
 
@@ -219,10 +219,10 @@ func AcquireRunLock(dir string) (*RunLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := atomicfs.TryLock(f, atomicfs.Exclusive); err != nil {
 		data, _ := os.ReadFile(path)
 		_ = f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if errors.Is(err, atomicfs.ErrLocked) {
 			holder := strings.TrimSpace(string(data))
 			return nil, fmt.Errorf("store %s is already served by another tether run (pid %s)", dir, holder)
 		}
