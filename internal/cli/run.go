@@ -135,7 +135,7 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		defer events.Shutdown()
 		setup.Events, setup.RecoveryDir = events, filepath.Join(dir, RecoveryDirName)
 		setup.ReceiptStatus = receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir})
-		storeEvents := events.GetEventRecorderFor("tether-store")
+		storeEvents := events.GetEventRecorder("tether-store")
 		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 			return store.WatchHandEdits(ctx, storeEvents)
 		})); err != nil {

@@ -22,11 +22,10 @@ import (
 	"os"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/tether-dev/tether/config/crd"
+	"github.com/tether-dev/tether/internal/kinds"
 	"github.com/tether-dev/tether/internal/kubectl/manifestsync"
 )
 
@@ -59,15 +58,9 @@ func addManifests(mgr manager.Manager, storeClient client.Client, g *GlobalOptio
 	if err != nil {
 		return err
 	}
-	crds, err := crd.Load()
+	reg, err := kinds.Load()
 	if err != nil {
 		return err
-	}
-	var kinds []schema.GroupVersionKind
-	for _, rt := range NewTypes(crds).All() {
-		if rt.CRD != nil {
-			kinds = append(kinds, rt.GVK)
-		}
 	}
 	c := storeClient
 	if c == nil {
@@ -78,7 +71,7 @@ func addManifests(mgr manager.Manager, storeClient client.Client, g *GlobalOptio
 		Client:    c,
 		Mapper:    mgr.GetRESTMapper(),
 		Scheme:    mgr.GetScheme(),
-		Kinds:     kinds,
+		Kinds:     reg.Custom(),
 		Namespace: ns,
 		Log:       log.WithName("manifests"),
 	})

@@ -32,19 +32,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -56,6 +56,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/tether-dev/tether/internal/atomicfs"
+	"github.com/tether-dev/tether/internal/kinds"
 	"github.com/tether-dev/tether/internal/store/crdschema"
 )
 
@@ -69,7 +70,8 @@ const (
 	fileSuffix  = ".yaml"
 )
 
-// resource describes one kind the store serves.
+// resource is what the store needs of one kind it serves, taken from the
+// kinds registry.
 type resource struct {
 	gvk        schema.GroupVersionKind
 	plural     string
@@ -155,38 +157,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		limit:     opts.JournalLimit,
 		keep:      opts.JournalKeep,
 	}
-	mapper := meta.NewDefaultRESTMapper(nil)
-	add := func(r *resource) {
+	reg := kinds.FromCRDs(opts.CRDs)
+	for _, k := range reg.All() {
+		r := &resource{gvk: k.GVK, plural: k.Plural, namespaced: k.Namespaced, status: k.Status, crd: k.CRD != nil}
 		s.byGVK[r.gvk] = r
 		s.byPlural[r.plural] = r
-		scope := meta.RESTScopeRoot
-		if r.namespaced {
-			scope = meta.RESTScopeNamespace
-		}
-		mapper.AddSpecific(r.gvk,
-			r.gvk.GroupVersion().WithResource(r.plural),
-			r.gvk.GroupVersion().WithResource(strings.ToLower(r.gvk.Kind)), scope)
-		listGVK := r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List")
-		mapper.AddSpecific(listGVK,
-			r.gvk.GroupVersion().WithResource(r.plural),
-			r.gvk.GroupVersion().WithResource(strings.ToLower(r.gvk.Kind)), scope)
 	}
-	for _, c := range opts.CRDs {
-		for _, v := range c.Spec.Versions {
-			if !v.Served {
-				continue
-			}
-			add(&resource{
-				gvk:        schema.GroupVersionKind{Group: c.Spec.Group, Version: v.Name, Kind: c.Spec.Names.Kind},
-				plural:     c.Spec.Names.Plural,
-				namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped,
-				status:     v.Subresources != nil && v.Subresources.Status != nil,
-				crd:        true,
-			})
-		}
-	}
-	add(&resource{gvk: corev1.SchemeGroupVersion.WithKind("Event"), plural: "events", namespaced: true})
-	s.mapper = mapper
+	s.mapper = reg.RESTMapper()
 
 	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -360,6 +337,75 @@ func parseHeader(data []byte) (rv uint64, body []byte, ok bool) {
 	return rv, body, err == nil
 }
 
+// keyOfPath maps a store file path to its resource, namespace and name.
+func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
+	rel, err := filepath.Rel(s.dir, path)
+	if err != nil || !strings.HasSuffix(rel, fileSuffix) {
+		return nil, "", "", false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	name := strings.TrimSuffix(parts[len(parts)-1], fileSuffix)
+	if strings.HasPrefix(name, ".") || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return nil, "", "", false
+	}
+	r, ok := s.byPlural[parts[0]]
+	switch {
+	case !ok:
+		return nil, "", "", false
+	case r.namespaced && len(parts) == 3 && len(validation.IsDNS1123Label(parts[1])) == 0:
+		return r, parts[1], name, true
+	case !r.namespaced && len(parts) == 2:
+		return r, "", name, true
+	}
+	return nil, "", "", false
+}
+
+// lastValid returns the newest journal entry for a key, or nil when the
+// journal has none or the newest is a deletion. It reads the journal
+// backwards, so a recently changed object is found at once.
+func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	f, err := os.Open(s.journal.path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	needle := []byte(fmt.Sprintf(`"resource":%q,"namespace":%q,"name":%q`, r.plural, namespace, name))
+	const chunk = 1 << 20
+	var tail []byte // the start of a line cut by the previous chunk boundary
+	for end := fi.Size(); end > 0; {
+		start := max(end-chunk, 0)
+		buf := make([]byte, end-start, end-start+int64(len(tail)))
+		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		buf = append(buf, tail...)
+		lines := bytes.Split(buf, []byte{'\n'})
+		if start > 0 {
+			tail, lines = lines[0], lines[1:]
+		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			if !bytes.Contains(lines[i], needle) {
+				continue
+			}
+			e := &entry{}
+			if err := json.Unmarshal(lines[i], e); err != nil {
+				continue // a torn line, never acknowledged
+			}
+			if e.Type == Deleted {
+				return nil, nil
+			}
+			u := &unstructured.Unstructured{}
+			return u, u.UnmarshalJSON(e.Object)
+		}
+		end = start
+	}
+	return nil, nil
+}
+
 // storedObject is an object as read from its file.
 type storedObject struct {
 	obj *unstructured.Unstructured
@@ -490,6 +536,12 @@ func (s *Store) fromJournalTail(path string, rv uint64) *unstructured.Unstructur
 	return obj
 }
 
+// The core read and write path of the store follows: get and list read
+// object files as they are, reporting a file holding a hand edit as such
+// (storedObject.handEdited) without acting on it; commit writes. The
+// hand-edit adoption layer (handedit.go: settled, currentLocked and
+// listSettled) wraps these reads for every client access.
+
 // get reads one object. The caller may hold either lock, or none: renames
 // are atomic, so a reader never sees a torn file.
 func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) {
@@ -550,62 +602,6 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 		items = append(items, so)
 	}
 	return items, pending, nil
-}
-
-// listSettled lists like list, after adopting pending hand edits; a file
-// whose edit is refused contributes its last valid version.
-func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) (uint64, []*unstructured.Unstructured, error) {
-	for attempt := 0; ; attempt++ {
-		var rv uint64
-		var items []*storedObject
-		var pending []string
-		err := s.withReadLock(func() error {
-			var err error
-			if rv, err = s.currentRV(); err != nil {
-				return err
-			}
-			items, pending, err = s.list(r, namespace)
-			if err != nil || len(pending) > 0 && attempt == 0 {
-				return err
-			}
-			for _, path := range pending {
-				_, ns, name, _ := s.keyOfPath(path)
-				last, err := s.lastValid(r, ns, name)
-				if err != nil {
-					return err
-				}
-				if last != nil {
-					items = append(items, &storedObject{obj: last})
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, nil, err
-		}
-		if len(pending) > 0 && attempt == 0 {
-			for _, path := range pending {
-				if err := s.adoptFile(ctx, path); err != nil {
-					var inv *InvalidEditError
-					if !errors.As(err, &inv) {
-						return 0, nil, err
-					}
-				}
-			}
-			continue
-		}
-		out := make([]*unstructured.Unstructured, len(items))
-		for i, so := range items {
-			out[i] = so.obj
-		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].GetNamespace() != out[j].GetNamespace() {
-				return out[i].GetNamespace() < out[j].GetNamespace()
-			}
-			return out[i].GetName() < out[j].GetName()
-		})
-		return rv, out, nil
-	}
 }
 
 // commit makes a mutation durable: first the journal entry, then the object

@@ -33,7 +33,7 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -108,7 +108,7 @@ func BenchmarkEditToReconcile(b *testing.B) {
 				b.Fatal(err)
 			}
 			if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-				return store.WatchHandEdits(ctx, record.NewFakeRecorder(1000))
+				return store.WatchHandEdits(ctx, events.NewFakeRecorder(1000))
 			})); err != nil {
 				b.Fatal(err)
 			}

@@ -84,7 +84,7 @@ func TestManagerOnFileStore(t *testing.T) {
 	events := eventsink.NewProvider(store.Client(), sch)
 	defer events.Shutdown()
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		return store.WatchHandEdits(ctx, events.GetEventRecorderFor("tether-store"))
+		return store.WatchHandEdits(ctx, events.GetEventRecorder("tether-store"))
 	})); err != nil {
 		t.Fatal(err)
 	}
