@@ -21,10 +21,9 @@ import (
 	"os"
 
 	"github.com/go-logr/logr"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
-	"github.com/tether-dev/tether/config/crd"
+	"github.com/tether-dev/tether/internal/kinds"
 	"github.com/tether-dev/tether/internal/kubectl/manifestsync"
 )
 
@@ -43,15 +42,9 @@ func addManifests(mgr manager.Manager, g *GlobalOptions, dir string, log logr.Lo
 	if err != nil {
 		return err
 	}
-	crds, err := crd.Load()
+	reg, err := kinds.Load()
 	if err != nil {
 		return err
-	}
-	var kinds []schema.GroupVersionKind
-	for _, rt := range NewTypes(crds).All() {
-		if rt.CRD != nil {
-			kinds = append(kinds, rt.GVK)
-		}
 	}
 	return mgr.Add(&manifestsync.Syncer{
 		Dir:       dir,
@@ -59,7 +52,7 @@ func addManifests(mgr manager.Manager, g *GlobalOptions, dir string, log logr.Lo
 		Reader:    mgr.GetAPIReader(),
 		Mapper:    mgr.GetRESTMapper(),
 		Scheme:    mgr.GetScheme(),
-		Kinds:     kinds,
+		Kinds:     reg.Custom(),
 		Namespace: ns,
 		Log:       log.WithName("manifests"),
 	})

@@ -21,9 +21,10 @@ import (
 	"slices"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/tether-dev/tether/internal/kinds"
 )
 
 // CategoryAll is the CRD category that `all` expands to, as kubectl expands
@@ -31,82 +32,22 @@ import (
 const CategoryAll = "tether"
 
 // ResourceType is one kind of object the CLI handles.
-type ResourceType struct {
-	// GVK is the group, version and kind.
-	GVK schema.GroupVersionKind
-	// Plural is the resource name, as in URLs: "hooks".
-	Plural string
-	// Singular is the lower-case singular name: "hook".
-	Singular string
-	// ShortNames are the abbreviations: "hk".
-	ShortNames []string
-	// Categories are the groupings the type belongs to, such as "tether".
-	Categories []string
-	// Namespaced is true for namespaced types.
-	Namespaced bool
-	// CRD is the type's definition; nil for built-in types such as Event.
-	CRD *apiextensionsv1.CustomResourceDefinition
-}
-
-// GroupResource is the type's group and plural resource name.
-func (t ResourceType) GroupResource() schema.GroupResource {
-	return schema.GroupResource{Group: t.GVK.Group, Resource: t.Plural}
-}
-
-// Qualified is the name kubectl prints before an object's name:
-// "hook.agents.tether.dev", or "event" for the core group.
-func (t ResourceType) Qualified() string {
-	if t.GVK.Group == "" {
-		return strings.ToLower(t.GVK.Kind)
-	}
-	return strings.ToLower(t.GVK.Kind) + "." + t.GVK.Group
-}
-
-// Version returns the CRD version served for t, or nil for built-in types.
-func (t ResourceType) Version() *apiextensionsv1.CustomResourceDefinitionVersion {
-	if t.CRD == nil {
-		return nil
-	}
-	for i := range t.CRD.Spec.Versions {
-		if t.CRD.Spec.Versions[i].Name == t.GVK.Version {
-			return &t.CRD.Spec.Versions[i]
-		}
-	}
-	return nil
-}
+type ResourceType = kinds.Kind
 
 // Types resolves the names users give resource types.
 type Types struct {
 	all []ResourceType
 }
 
-// NewTypes returns the types served from crds, plus core/v1 Events.
+// NewTypes returns the stored versions of the kinds of crds, plus core/v1
+// Events.
 func NewTypes(crds []*apiextensionsv1.CustomResourceDefinition) *Types {
 	t := &Types{}
-	for _, c := range crds {
-		for _, v := range c.Spec.Versions {
-			if !v.Served || !v.Storage {
-				continue
-			}
-			t.all = append(t.all, ResourceType{
-				GVK:        schema.GroupVersionKind{Group: c.Spec.Group, Version: v.Name, Kind: c.Spec.Names.Kind},
-				Plural:     c.Spec.Names.Plural,
-				Singular:   c.Spec.Names.Singular,
-				ShortNames: c.Spec.Names.ShortNames,
-				Categories: c.Spec.Names.Categories,
-				Namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped,
-				CRD:        c,
-			})
+	for _, k := range kinds.FromCRDs(crds).All() {
+		if k.Storage {
+			t.all = append(t.all, k)
 		}
 	}
-	slices.SortFunc(t.all, func(a, b ResourceType) int { return strings.Compare(a.Plural, b.Plural) })
-	t.all = append(t.all, ResourceType{
-		GVK:        corev1.SchemeGroupVersion.WithKind("Event"),
-		Plural:     "events",
-		Singular:   "event",
-		ShortNames: []string{"ev"},
-		Namespaced: true,
-	})
 	return t
 }
 
@@ -172,7 +113,7 @@ func (t *Types) resolveOne(name string) ([]ResourceType, error) {
 	}
 	resource, qualifier, _ := strings.Cut(lower, ".")
 	for _, rt := range t.all {
-		if !rt.matchesQualifier(qualifier) {
+		if !matchesQualifier(rt, qualifier) {
 			continue
 		}
 		if resource == rt.Plural || resource == rt.Singular || resource == strings.ToLower(rt.GVK.Kind) || slices.Contains(rt.ShortNames, resource) {
@@ -182,7 +123,9 @@ func (t *Types) resolveOne(name string) ([]ResourceType, error) {
 	return nil, &UnknownTypeError{Name: name}
 }
 
-func (rt ResourceType) matchesQualifier(q string) bool {
+// matchesQualifier tells whether q, the part of a type name after the
+// first dot, names rt's group or version and group.
+func matchesQualifier(rt ResourceType, q string) bool {
 	group := strings.ToLower(rt.GVK.Group)
 	switch q {
 	case "", group, strings.ToLower(rt.GVK.Version) + "." + group:

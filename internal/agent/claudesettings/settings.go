@@ -57,7 +57,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tether-dev/tether/internal/atomicfile"
+	"github.com/tether-dev/tether/internal/atomicfs"
 )
 
 // Scope selects which settings file of Claude Code is edited.
@@ -534,7 +534,7 @@ func edit(path string, dryRun, create bool, f func(string, []byte) ([]byte, erro
 	if err := os.MkdirAll(filepath.Dir(res.Path), 0o755); err != nil {
 		return res, err
 	}
-	if _, err := atomicfile.WriteFile(res.Path, after, perm); err != nil {
+	if _, err := atomicfs.WriteFileIfChanged(res.Path, after, perm); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -36,7 +36,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/tether-dev/tether/internal/atomicfile"
+	"github.com/tether-dev/tether/internal/atomicfs"
 )
 
 // HeaderPrefix starts the second line of every hook script tether installs;
@@ -347,7 +347,7 @@ func link(src, dst string, f file) error {
 		err = os.Symlink(f.symlink, dst)
 	} else if err = os.Link(src, dst); err != nil {
 		// No hard links here: a copy with the same bytes and mode.
-		if _, err = atomicfile.WriteFile(dst, f.data, f.mode.Perm()); err == nil {
+		if _, err = atomicfs.WriteFileIfChanged(dst, f.data, f.mode.Perm()); err == nil {
 			err = os.Chmod(dst, f.mode.Perm())
 		}
 	}
@@ -366,7 +366,7 @@ func writeScript(path string, script []byte) error {
 		}
 		return nil
 	}
-	_, err := atomicfile.WriteFile(path, script, 0o755)
+	_, err := atomicfs.WriteFileIfChanged(path, script, 0o755)
 	return err
 }
 

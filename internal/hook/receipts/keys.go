@@ -31,6 +31,7 @@ import (
 	"strings"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/atomicfs"
 )
 
 // ErrNoKey means there is no master key to derive a task key from. Callers
@@ -218,30 +219,11 @@ func (m *FileKeyManager) create() ([]byte, error) {
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("generating the master key: %w", err)
 	}
-	tmp, err := os.CreateTemp(m.Dir, ".master.key-*")
-	if err != nil {
-		return nil, fmt.Errorf("creating the master key: %w", err)
-	}
-	defer func() { _ = os.Remove(tmp.Name()) }()
-	_, err = tmp.WriteString(hex.EncodeToString(key) + "\n")
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("writing the master key: %w", err)
-	}
-	if err := os.Link(tmp.Name(), m.Path()); err != nil {
+	if err := atomicfs.CreateFile(m.Path(), []byte(hex.EncodeToString(key)+"\n"), 0o600); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return m.load()
 		}
 		return nil, fmt.Errorf("installing the master key: %w", err)
-	}
-	if d, err := os.Open(m.Dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
 	}
 	return key, nil
 }

@@ -30,7 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/atomicfile"
+	"github.com/tether-dev/tether/internal/atomicfs"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 )
 
@@ -79,7 +79,7 @@ func Path(dir, namespace, name string) string {
 // path. An unchanged file is not rewritten.
 func Write(dir string, hook *v1.Hook, opts Options) (string, error) {
 	path := Path(dir, hook.Namespace, hook.Name)
-	if _, err := atomicfile.WriteFile(path, Render(hook, opts), 0o600); err != nil {
+	if _, err := atomicfs.WriteFileIfChanged(path, Render(hook, opts), 0o600); err != nil {
 		return "", err
 	}
 	return path, nil

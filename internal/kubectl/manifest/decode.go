@@ -62,6 +62,17 @@ func (d Document) FieldLine(field string) int {
 	return lineOf(d.root, field)
 }
 
+// FieldLine returns the one-based line of the field at a JSON path such as
+// "spec.steps[1].name" in data, a single YAML document, or of its nearest
+// ancestor present in it; 0 when data is not YAML.
+func FieldLine(data []byte, field string) int {
+	var doc yamlv3.Node
+	if err := yamlv3.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return 0
+	}
+	return lineOf(doc.Content[0], field)
+}
+
 // Error is a decoding error located in its source.
 type Error struct {
 	// Source is the file name.

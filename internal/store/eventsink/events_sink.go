@@ -18,10 +18,15 @@ package eventsink
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -34,8 +39,12 @@ import (
 // API server converts between the two versions of its single events
 // resource (regarding is involvedObject, note is message, deprecatedCount is
 // count, and so on), so the store only needs core/v1 Event in its scheme and
-// lists one kind of Event no matter which recorder wrote it. Errors are
-// normalized as Sink's are.
+// lists one kind of Event no matter which recorder wrote it.
+//
+// Every error carrying a Kubernetes API status is returned as a bare
+// *apierrors.StatusError, because client-go's broadcaster inspects the
+// concrete error type: NotFound on Patch makes it fall back to Create, and
+// other status errors make it drop the event instead of retrying it.
 type EventsSink struct {
 	client client.Client
 }
@@ -73,28 +82,56 @@ func (s *EventsSink) Update(ctx context.Context, event *eventsv1.Event) (*events
 	return coreToEventsV1(obj), nil
 }
 
-// Patch applies data, a strategic merge patch for an events.k8s.io/v1 Event
-// (the broadcaster sends the new series), to the stored event named like
-// oldEvent and returns the result, as events.EventSinkImpl does. The stored
-// event is converted to events.k8s.io/v1, patched in memory, converted back
-// and written with an Update under the stored resourceVersion, retrying on
-// conflicts; see Sink.Patch.
+// Patch sends data, a strategic merge patch for an events.k8s.io/v1 Event
+// (the broadcaster sends the new series), to the client as a strategic
+// merge patch of the stored core/v1 Event named like oldEvent, and returns
+// the result, as events.EventSinkImpl does. The patch's top-level fields are
+// renamed to their core/v1 names (note is message, regarding is
+// involvedObject, and so on); the store applies it, retrying on conflicts
+// unless the patch pins a resourceVersion. A missing event is a NotFound,
+// and the broadcaster then creates it afresh.
 func (s *EventsSink) Patch(ctx context.Context, oldEvent *eventsv1.Event, data []byte) (*eventsv1.Event, error) {
 	if oldEvent.Namespace == "" {
 		return nil, apierrors.NewBadRequest("can't patch an event with empty namespace")
 	}
-	key := client.ObjectKey{Namespace: oldEvent.Namespace, Name: oldEvent.Name}
-	stored, err := patchStoredEvent(ctx, s.client, key, func(current *corev1.Event) (*corev1.Event, error) {
-		patched, err := strategicPatch(coreToEventsV1(current), data, &eventsv1.Event{})
-		if err != nil {
-			return nil, err
-		}
-		return eventsV1ToCore(patched), nil
-	})
+	coreData, err := patchToCore(data)
 	if err != nil {
 		return nil, err
 	}
-	return coreToEventsV1(stored), nil
+	obj := &corev1.Event{ObjectMeta: metav1.ObjectMeta{Namespace: oldEvent.Namespace, Name: oldEvent.Name}}
+	if err := s.client.Patch(ctx, obj, client.RawPatch(types.StrategicMergePatchType, coreData)); err != nil {
+		return nil, normalizeError(err)
+	}
+	return coreToEventsV1(obj), nil
+}
+
+// coreFieldNames maps the top-level fields of an events.k8s.io/v1 Event
+// whose core/v1 names differ to those names; the other fields, such as
+// series, metadata, action and reason, are named alike.
+var coreFieldNames = map[string]string{
+	"regarding":                "involvedObject",
+	"note":                     "message",
+	"deprecatedSource":         "source",
+	"deprecatedFirstTimestamp": "firstTimestamp",
+	"deprecatedLastTimestamp":  "lastTimestamp",
+	"deprecatedCount":          "count",
+}
+
+// patchToCore renames the top-level fields of a patch for an
+// events.k8s.io/v1 Event to their core/v1 names.
+func patchToCore(data []byte) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return nil, apierrors.NewBadRequest(fmt.Sprintf("decoding the event patch: %v", err))
+	}
+	renamed := make(map[string]json.RawMessage, len(fields))
+	for name, value := range fields {
+		if core, ok := coreFieldNames[name]; ok {
+			name = core
+		}
+		renamed[name] = value
+	}
+	return json.Marshal(renamed)
 }
 
 // eventsV1ToCore converts an events.k8s.io/v1 Event to a core/v1 Event as
@@ -155,4 +192,25 @@ func coreToEventsV1(in *corev1.Event) *eventsv1.Event {
 		}
 	}
 	return out
+}
+
+// normalizeError returns err unchanged unless it wraps a
+// *apierrors.StatusError, in which case it returns a bare *StatusError with
+// the same status and err's full message. client-go's event broadcaster
+// switches on the concrete error type, so a wrapped status error would be
+// mistaken for a transport error and retried.
+func normalizeError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := err.(*apierrors.StatusError); ok { //nolint:errorlint // the broadcaster needs the bare type
+		return err
+	}
+	var statusErr *apierrors.StatusError
+	if !errors.As(err, &statusErr) {
+		return err
+	}
+	status := statusErr.ErrStatus
+	status.Message = err.Error()
+	return &apierrors.StatusError{ErrStatus: status}
 }

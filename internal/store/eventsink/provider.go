@@ -23,6 +23,7 @@ import (
 	"time"
 
 	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/client-go/tools/record"
@@ -31,6 +32,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 )
+
+// DefaultFlushTimeout bounds how long Shutdown waits for recorded events to
+// be written before it stops recording anyway.
+const DefaultFlushTimeout = 10 * time.Second
 
 // eventsSettle is how long the events.k8s.io/v1 pipeline must have been idle
 // before Shutdown considers it drained; see Provider.ShutdownWithContext.
@@ -41,16 +46,16 @@ const eventsSettle = 100 * time.Millisecond
 // client.Client, so reconcilers can be given the same recorders in file mode
 // as on a cluster:
 //
-//   - GetEventRecorderFor returns a record.EventRecorder writing core/v1
-//     Events through client-go's record broadcaster (see Recorder).
 //   - GetEventRecorder returns a recorder.EventRecorder writing
 //     events.k8s.io/v1 Events through client-go's events broadcaster and an
 //     EventsSink, which stores them as core/v1 Events.
+//   - GetEventRecorderFor, which recorder.Provider still requires, returns a
+//     record.EventRecorder that records through the same events.k8s.io/v1
+//     pipeline, with the reason as the action.
 //
 // Call Shutdown when done.
 type Provider struct {
 	scheme *runtime.Scheme
-	legacy *Recorder
 
 	broadcaster events.EventBroadcaster
 	sink        *providerEventsSink
@@ -74,7 +79,6 @@ func NewProvider(c client.Client, scheme *runtime.Scheme) *Provider {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Provider{
 		scheme:      scheme,
-		legacy:      NewRecorder(c, scheme, ""),
 		broadcaster: broadcaster,
 		sink:        sink,
 		cancel:      cancel,
@@ -92,11 +96,14 @@ func NewProvider(c client.Client, scheme *runtime.Scheme) *Provider {
 	return p
 }
 
-// GetEventRecorderFor returns a recorder of core/v1 Events with source
-// component name, like a Manager's (deprecated) GetEventRecorderFor. It is
-// Recorder.For on a Recorder without a component of its own.
+// GetEventRecorderFor returns a record.EventRecorder with reporting
+// controller name, for callers of the deprecated core/v1 recorder API. Its
+// events go through the events.k8s.io/v1 pipeline of GetEventRecorder, each
+// with its reason as its action.
+//
+// Deprecated: use GetEventRecorder.
 func (p *Provider) GetEventRecorderFor(name string) record.EventRecorder {
-	return p.legacy.For(name)
+	return legacyRecorder{rec: p.GetEventRecorder(name)}
 }
 
 // GetEventRecorder returns a recorder of events.k8s.io/v1 Events with
@@ -119,7 +126,6 @@ func (p *Provider) Shutdown() {
 // and stops both broadcasters; when it returns the Provider makes no further
 // calls to the client. ctx bounds the wait for pending writes.
 //
-// Core/v1 events are flushed exactly (see Recorder.ShutdownWithContext).
 // client-go's events broadcaster hands every event to its own goroutine, so
 // events.k8s.io/v1 events can only be drained on a best-effort basis: the
 // Provider waits until every accepted event has left the broadcaster's queue,
@@ -133,7 +139,6 @@ func (p *Provider) ShutdownWithContext(ctx context.Context) {
 		p.stopped = true
 		p.mu.Unlock()
 
-		p.legacy.ShutdownWithContext(ctx)
 		p.activity.wait(ctx, eventsSettle)
 
 		p.cancel()
@@ -166,6 +171,27 @@ func (e *eventsRecorder) AnnotatedEventf(regarding runtime.Object, related runti
 		}
 		e.annotated.AnnotatedEventf(regarding, related, annotations, eventtype, reason, action, note, args...)
 	})
+}
+
+// legacyRecorder adapts the recorder of GetEventRecorder to the core/v1
+// record.EventRecorder interface.
+type legacyRecorder struct {
+	rec recorder.EventRecorder
+}
+
+// Event records an event whose action is its reason.
+func (l legacyRecorder) Event(object runtime.Object, eventtype, reason, message string) {
+	l.rec.Eventf(object, nil, eventtype, reason, reason, "%s", message)
+}
+
+// Eventf records an event whose action is its reason.
+func (l legacyRecorder) Eventf(object runtime.Object, eventtype, reason, messageFmt string, args ...any) {
+	l.rec.Eventf(object, nil, eventtype, reason, reason, messageFmt, args...)
+}
+
+// AnnotatedEventf records an event with annotations whose action is its reason.
+func (l legacyRecorder) AnnotatedEventf(object runtime.Object, annotations map[string]string, eventtype, reason, messageFmt string, args ...any) {
+	l.rec.AnnotatedEventf(object, nil, annotations, eventtype, reason, reason, messageFmt, args...)
 }
 
 // emit runs record unless the Provider has been shut down, counting the
@@ -295,4 +321,41 @@ func (s *providerEventsSink) exit() {
 // close waits for calls in progress and makes later ones fail.
 func (s *providerEventsSink) close() {
 	s.gate.close()
+}
+
+// errShutDown is what the sink returns once its Provider is shut down. It is
+// a status error so that client-go's broadcaster drops the event rather than
+// retry it.
+func errShutDown() error {
+	return apierrors.NewServiceUnavailable("the event recorder has been shut down; event dropped")
+}
+
+// gate lets calls through until it is closed; closing waits for the calls
+// in progress.
+type gate struct {
+	mu     sync.RWMutex
+	closed bool
+}
+
+// enter reports whether the gate is open; if so the caller must call exit
+// when done.
+func (g *gate) enter() bool {
+	g.mu.RLock()
+	if g.closed {
+		g.mu.RUnlock()
+		return false
+	}
+	return true
+}
+
+// exit ends a call admitted by enter.
+func (g *gate) exit() {
+	g.mu.RUnlock()
+}
+
+// close waits for admitted calls to exit and refuses later ones.
+func (g *gate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
 }

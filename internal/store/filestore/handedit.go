@@ -19,12 +19,11 @@ package filestore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
@@ -33,10 +32,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/uuid"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 
+	"github.com/tether-dev/tether/internal/kubectl/manifest"
 	"github.com/tether-dev/tether/internal/store/crdschema"
 )
 
@@ -47,75 +46,6 @@ import (
 // and rewrites the file in its own form. An invalid edit is reported with
 // file and line; the last valid version, kept in the journal, stays in
 // effect, and the file is left as the person wrote it.
-
-// keyOfPath maps a store file path to its resource, namespace and name.
-func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
-	rel, err := filepath.Rel(s.dir, path)
-	if err != nil || !strings.HasSuffix(rel, fileSuffix) {
-		return nil, "", "", false
-	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	name := strings.TrimSuffix(parts[len(parts)-1], fileSuffix)
-	if strings.HasPrefix(name, ".") || len(validation.IsDNS1123Subdomain(name)) > 0 {
-		return nil, "", "", false
-	}
-	r, ok := s.byPlural[parts[0]]
-	switch {
-	case !ok:
-		return nil, "", "", false
-	case r.namespaced && len(parts) == 3 && len(validation.IsDNS1123Label(parts[1])) == 0:
-		return r, parts[1], name, true
-	case !r.namespaced && len(parts) == 2:
-		return r, "", name, true
-	}
-	return nil, "", "", false
-}
-
-// lastValid returns the newest journal entry for a key, or nil when the
-// journal has none or the newest is a deletion. It reads the journal
-// backwards, so a recently changed object is found at once.
-func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
-	f, err := os.Open(s.journal.path)
-	if err != nil {
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	needle := []byte(fmt.Sprintf(`"resource":%q,"namespace":%q,"name":%q`, r.plural, namespace, name))
-	const chunk = 1 << 20
-	var tail []byte // the start of a line cut by the previous chunk boundary
-	for end := fi.Size(); end > 0; {
-		start := max(end-chunk, 0)
-		buf := make([]byte, end-start, end-start+int64(len(tail)))
-		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		buf = append(buf, tail...)
-		lines := bytes.Split(buf, []byte{'\n'})
-		if start > 0 {
-			tail, lines = lines[0], lines[1:]
-		}
-		for i := len(lines) - 1; i >= 0; i-- {
-			if !bytes.Contains(lines[i], needle) {
-				continue
-			}
-			e := &entry{}
-			if err := json.Unmarshal(lines[i], e); err != nil {
-				continue // a torn line, never acknowledged
-			}
-			if e.Type == Deleted {
-				return nil, nil
-			}
-			u := &unstructured.Unstructured{}
-			return u, u.UnmarshalJSON(e.Object)
-		}
-		end = start
-	}
-	return nil, nil
-}
 
 // InvalidEditError is a hand edit the store refused.
 type InvalidEditError struct {
@@ -185,6 +115,15 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 // hand edit first. The caller holds the write lock.
 func (s *Store) currentLocked(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
 	so, err := s.get(r, namespace, name)
+	return s.adoptIfChanged(ctx, r, namespace, name, so, err)
+}
+
+// adoptIfChanged is where a read of the core path meets adoption: given
+// what get returned for a key, it returns the object when the store wrote
+// its file, and otherwise adopts the file's hand edit and returns the
+// object then in effect: the adopted edit, or the last valid version when
+// the edit is refused. The caller holds the write lock.
+func (s *Store) adoptIfChanged(ctx context.Context, r *resource, namespace, name string, so *storedObject, err error) (*unstructured.Unstructured, error) {
 	if err == nil && !so.handEdited {
 		return so.obj, nil
 	}
@@ -211,7 +150,8 @@ func (s *Store) currentLocked(ctx context.Context, r *resource, namespace, name 
 // pending hand edit first; a refused edit yields the last valid version.
 // It reads under the shared lock: a writer's journal entry reaches watchers
 // before its rename, and a reader acting on a watch event must not then
-// read the version before it.
+// read the version before it. Only a file holding a hand edit takes the
+// write lock, to adopt it.
 func (s *Store) settled(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
 	var so *storedObject
 	err := s.withReadLock(func() error {
@@ -232,6 +172,62 @@ func (s *Store) settled(ctx context.Context, r *resource, namespace, name string
 		return err
 	})
 	return out, err
+}
+
+// listSettled lists like list, after adopting pending hand edits; a file
+// whose edit is refused contributes its last valid version.
+func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) (uint64, []*unstructured.Unstructured, error) {
+	for attempt := 0; ; attempt++ {
+		var rv uint64
+		var items []*storedObject
+		var pending []string
+		err := s.withReadLock(func() error {
+			var err error
+			if rv, err = s.currentRV(); err != nil {
+				return err
+			}
+			items, pending, err = s.list(r, namespace)
+			if err != nil || len(pending) > 0 && attempt == 0 {
+				return err
+			}
+			for _, path := range pending {
+				_, ns, name, _ := s.keyOfPath(path)
+				last, err := s.lastValid(r, ns, name)
+				if err != nil {
+					return err
+				}
+				if last != nil {
+					items = append(items, &storedObject{obj: last})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(pending) > 0 && attempt == 0 {
+			for _, path := range pending {
+				if err := s.adoptFile(ctx, path); err != nil {
+					var inv *InvalidEditError
+					if !errors.As(err, &inv) {
+						return 0, nil, err
+					}
+				}
+			}
+			continue
+		}
+		out := make([]*unstructured.Unstructured, len(items))
+		for i, so := range items {
+			out[i] = so.obj
+		}
+		sort.Slice(out, func(i, j int) bool {
+			if out[i].GetNamespace() != out[j].GetNamespace() {
+				return out[i].GetNamespace() < out[j].GetNamespace()
+			}
+			return out[i].GetName() < out[j].GetName()
+		})
+		return rv, out, nil
+	}
 }
 
 func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured, read os.FileInfo) error {
@@ -323,8 +319,8 @@ func bytesEqualWithout(a, b *unstructured.Unstructured, drop ...string) bool {
 	return bytes.Equal(contentWithout(a, drop...), contentWithout(b, drop...))
 }
 
-// lineOfField finds the line of the last segment of a field path in a YAML
-// file, for error messages; 0 when it cannot be found.
+// lineOfField returns the line of a field path in the YAML file at path,
+// or of its nearest ancestor, for error messages; 0 when it is unknown.
 func lineOfField(path, fieldPath string) int {
 	if fieldPath == "" || fieldPath == "<nil>" {
 		return 0
@@ -333,27 +329,22 @@ func lineOfField(path, fieldPath string) int {
 	if err != nil {
 		return 0
 	}
-	segs := strings.FieldsFunc(fieldPath, func(r rune) bool { return r == '.' || r == '[' || r == ']' })
-	want := segs[len(segs)-1] + ":"
-	for i, line := range strings.Split(string(data), "\n") {
-		t := strings.TrimLeft(strings.TrimSpace(line), "- ")
-		if strings.HasPrefix(t, want) {
-			return i + 1
-		}
-	}
-	return 0
+	return manifest.FieldLine(data, fieldPath)
 }
 
 // ReasonInvalidEdit is the reason of the Warning Event recorded on an
 // object whose store file holds a refused hand edit.
 const ReasonInvalidEdit = "InvalidEdit"
 
+// ActionAdoptEdit is the action of the events the hand-edit watcher records.
+const ActionAdoptEdit = "AdoptEdit"
+
 // WatchHandEdits watches the store's object directories and adopts hand
 // edits as they happen, until ctx ends. It first adopts edits made while
 // nothing was watching. On an inotify overflow it scans everything again.
 // Refused edits are logged and recorded through rec as Warning Events on
 // the object, with file and line.
-func (s *Store) WatchHandEdits(ctx context.Context, rec record.EventRecorder) error {
+func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
@@ -372,7 +363,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec record.EventRecorder) er
 			reported[path] = msg
 			s.log.Error(inv.File, "refused an invalid hand edit; the last valid version stays in effect", "file", path)
 			if inv.Object != nil {
-				rec.Eventf(inv.Object, corev1.EventTypeWarning, ReasonInvalidEdit, "%s; the last valid version stays in effect", msg)
+				rec.Eventf(inv.Object, nil, corev1.EventTypeWarning, ReasonInvalidEdit, ActionAdoptEdit, "%s; the last valid version stays in effect", msg)
 			}
 		case err != nil:
 			s.log.Error(err, "adopting a hand edit", "file", path)

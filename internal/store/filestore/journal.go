@@ -25,6 +25,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/tether-dev/tether/internal/atomicfs"
 )
 
 // EventType is the type of a journal entry, as in a Kubernetes watch.
@@ -347,7 +349,7 @@ func (j *journal) compact(keep int) error {
 			out = append(out, l...)
 		}
 	}
-	if err := writeFileAtomic(j.path, out); err != nil {
+	if err := atomicfs.WriteFile(j.path, out, 0o600); err != nil {
 		return err
 	}
 	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND, 0o600)

@@ -32,19 +32,19 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
-	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -55,6 +55,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tether-dev/tether/internal/atomicfs"
+	"github.com/tether-dev/tether/internal/kinds"
 	"github.com/tether-dev/tether/internal/store/crdschema"
 )
 
@@ -68,7 +70,8 @@ const (
 	fileSuffix  = ".yaml"
 )
 
-// resource describes one kind the store serves.
+// resource is what the store needs of one kind it serves, taken from the
+// kinds registry.
 type resource struct {
 	gvk        schema.GroupVersionKind
 	plural     string
@@ -154,38 +157,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		limit:     opts.JournalLimit,
 		keep:      opts.JournalKeep,
 	}
-	mapper := meta.NewDefaultRESTMapper(nil)
-	add := func(r *resource) {
+	reg := kinds.FromCRDs(opts.CRDs)
+	for _, k := range reg.All() {
+		r := &resource{gvk: k.GVK, plural: k.Plural, namespaced: k.Namespaced, status: k.Status, crd: k.CRD != nil}
 		s.byGVK[r.gvk] = r
 		s.byPlural[r.plural] = r
-		scope := meta.RESTScopeRoot
-		if r.namespaced {
-			scope = meta.RESTScopeNamespace
-		}
-		mapper.AddSpecific(r.gvk,
-			r.gvk.GroupVersion().WithResource(r.plural),
-			r.gvk.GroupVersion().WithResource(strings.ToLower(r.gvk.Kind)), scope)
-		listGVK := r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List")
-		mapper.AddSpecific(listGVK,
-			r.gvk.GroupVersion().WithResource(r.plural),
-			r.gvk.GroupVersion().WithResource(strings.ToLower(r.gvk.Kind)), scope)
 	}
-	for _, c := range opts.CRDs {
-		for _, v := range c.Spec.Versions {
-			if !v.Served {
-				continue
-			}
-			add(&resource{
-				gvk:        schema.GroupVersionKind{Group: c.Spec.Group, Version: v.Name, Kind: c.Spec.Names.Kind},
-				plural:     c.Spec.Names.Plural,
-				namespaced: c.Spec.Scope == apiextensionsv1.NamespaceScoped,
-				status:     v.Subresources != nil && v.Subresources.Status != nil,
-				crd:        true,
-			})
-		}
-	}
-	add(&resource{gvk: corev1.SchemeGroupVersion.WithKind("Event"), plural: "events", namespaced: true})
-	s.mapper = mapper
+	s.mapper = reg.RESTMapper()
 
 	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
@@ -239,10 +217,10 @@ func (s *Store) withWriteLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = lock.Close() }()
-	if err := flock(lock, true); err != nil {
+	if err := atomicfs.Lock(lock, atomicfs.Exclusive); err != nil {
 		return err
 	}
-	defer funlock(lock)
+	defer func() { _ = atomicfs.Unlock(lock) }()
 	if err := s.journal.refresh(); err != nil {
 		return err
 	}
@@ -265,10 +243,10 @@ func (s *Store) withReadLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = lock.Close() }()
-	if err := flock(lock, false); err != nil {
+	if err := atomicfs.Lock(lock, atomicfs.Shared); err != nil {
 		return err
 	}
-	defer funlock(lock)
+	defer func() { _ = atomicfs.Unlock(lock) }()
 	return fn()
 }
 
@@ -286,7 +264,7 @@ func (s *Store) rollForward() error {
 	switch {
 	case e.Type == Deleted && ok && fileRV < e.RV:
 		s.log.Info("rolling forward an interrupted delete", "file", path, "resourceVersion", e.RV)
-		return removeFileDurable(path)
+		return atomicfs.RemoveDurable(path)
 	case e.Type != Deleted && (!fileExists(path) || ok && fileRV < e.RV):
 		s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
 		return s.writeObjectFile(path, e.RV, e.Object)
@@ -326,7 +304,12 @@ func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillW
 	if err != nil {
 		return err
 	}
-	return writeFileAtomicIf(path, append([]byte(fileHeader(rv, body)), body...), stillWanted)
+	tmp, err := atomicfs.WriteTemp(path, append([]byte(fileHeader(rv, body)), body...), 0o600)
+	if err != nil {
+		return err
+	}
+	defer tmp.Discard()
+	return tmp.InstallIf(stillWanted)
 }
 
 // readHeaderRV returns the resourceVersion in a file's header when the
@@ -352,6 +335,75 @@ func parseHeader(data []byte) (rv uint64, body []byte, ok bool) {
 	}
 	rv, err := strconv.ParseUint(string(data[m[2]:m[3]]), 10, 64)
 	return rv, body, err == nil
+}
+
+// keyOfPath maps a store file path to its resource, namespace and name.
+func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
+	rel, err := filepath.Rel(s.dir, path)
+	if err != nil || !strings.HasSuffix(rel, fileSuffix) {
+		return nil, "", "", false
+	}
+	parts := strings.Split(rel, string(filepath.Separator))
+	name := strings.TrimSuffix(parts[len(parts)-1], fileSuffix)
+	if strings.HasPrefix(name, ".") || len(validation.IsDNS1123Subdomain(name)) > 0 {
+		return nil, "", "", false
+	}
+	r, ok := s.byPlural[parts[0]]
+	switch {
+	case !ok:
+		return nil, "", "", false
+	case r.namespaced && len(parts) == 3 && len(validation.IsDNS1123Label(parts[1])) == 0:
+		return r, parts[1], name, true
+	case !r.namespaced && len(parts) == 2:
+		return r, "", name, true
+	}
+	return nil, "", "", false
+}
+
+// lastValid returns the newest journal entry for a key, or nil when the
+// journal has none or the newest is a deletion. It reads the journal
+// backwards, so a recently changed object is found at once.
+func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	f, err := os.Open(s.journal.path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	needle := []byte(fmt.Sprintf(`"resource":%q,"namespace":%q,"name":%q`, r.plural, namespace, name))
+	const chunk = 1 << 20
+	var tail []byte // the start of a line cut by the previous chunk boundary
+	for end := fi.Size(); end > 0; {
+		start := max(end-chunk, 0)
+		buf := make([]byte, end-start, end-start+int64(len(tail)))
+		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		buf = append(buf, tail...)
+		lines := bytes.Split(buf, []byte{'\n'})
+		if start > 0 {
+			tail, lines = lines[0], lines[1:]
+		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			if !bytes.Contains(lines[i], needle) {
+				continue
+			}
+			e := &entry{}
+			if err := json.Unmarshal(lines[i], e); err != nil {
+				continue // a torn line, never acknowledged
+			}
+			if e.Type == Deleted {
+				return nil, nil
+			}
+			u := &unstructured.Unstructured{}
+			return u, u.UnmarshalJSON(e.Object)
+		}
+		end = start
+	}
+	return nil, nil
 }
 
 // storedObject is an object as read from its file.
@@ -484,6 +536,12 @@ func (s *Store) fromJournalTail(path string, rv uint64) *unstructured.Unstructur
 	return obj
 }
 
+// The core read and write path of the store follows: get and list read
+// object files as they are, reporting a file holding a hand edit as such
+// (storedObject.handEdited) without acting on it; commit writes. The
+// hand-edit adoption layer (handedit.go: settled, currentLocked and
+// listSettled) wraps these reads for every client access.
+
 // get reads one object. The caller may hold either lock, or none: renames
 // are atomic, so a reader never sees a torn file.
 func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) {
@@ -546,62 +604,6 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 	return items, pending, nil
 }
 
-// listSettled lists like list, after adopting pending hand edits; a file
-// whose edit is refused contributes its last valid version.
-func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) (uint64, []*unstructured.Unstructured, error) {
-	for attempt := 0; ; attempt++ {
-		var rv uint64
-		var items []*storedObject
-		var pending []string
-		err := s.withReadLock(func() error {
-			var err error
-			if rv, err = s.currentRV(); err != nil {
-				return err
-			}
-			items, pending, err = s.list(r, namespace)
-			if err != nil || len(pending) > 0 && attempt == 0 {
-				return err
-			}
-			for _, path := range pending {
-				_, ns, name, _ := s.keyOfPath(path)
-				last, err := s.lastValid(r, ns, name)
-				if err != nil {
-					return err
-				}
-				if last != nil {
-					items = append(items, &storedObject{obj: last})
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, nil, err
-		}
-		if len(pending) > 0 && attempt == 0 {
-			for _, path := range pending {
-				if err := s.adoptFile(ctx, path); err != nil {
-					var inv *InvalidEditError
-					if !errors.As(err, &inv) {
-						return 0, nil, err
-					}
-				}
-			}
-			continue
-		}
-		out := make([]*unstructured.Unstructured, len(items))
-		for i, so := range items {
-			out[i] = so.obj
-		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].GetNamespace() != out[j].GetNamespace() {
-				return out[i].GetNamespace() < out[j].GetNamespace()
-			}
-			return out[i].GetName() < out[j].GetName()
-		})
-		return rv, out, nil
-	}
-}
-
 // commit makes a mutation durable: first the journal entry, then the object
 // file, and sets the new resourceVersion on obj. The caller holds the write lock.
 func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructured) error {
@@ -650,13 +652,13 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			// after this update read the object is kept and adopted on its own.
 			stillWanted = storeWritten
 		}
-		err = tmp.install(stillWanted)
-		if tmp.left() {
+		err = tmp.InstallIf(stillWanted)
+		if tmp.Left() {
 			// What is left under the temp name (the replaced file, or ours
 			// given back) is unreachable; unlinking it frees its blocks,
 			// which takes as long as a small write, so it is done after
 			// this write returns.
-			s.removeLater(tmp.name)
+			s.removeLater(tmp.Name())
 		}
 		if err != nil {
 			return err
@@ -689,30 +691,30 @@ func (s *Store) removeObjectFile(path string, rv uint64) error {
 	} else {
 		s.log.Info("the object was deleted; its file held an unadopted edit, kept", "file", aside)
 	}
-	return syncDir(filepath.Dir(path))
+	return atomicfs.SyncDir(filepath.Dir(path))
 }
 
 // journalAndTemp appends e to the journal while writing the object file's
 // new content to a temp file beside path, and waits for both to be durable.
-func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*tempFile, error) {
+func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*atomicfs.Temp, error) {
 	body, err := objectYAML(obj, objJSON)
 	if err != nil {
 		return nil, err
 	}
 	type written struct {
-		tmp *tempFile
+		tmp *atomicfs.Temp
 		err error
 	}
 	done := make(chan written, 1)
 	go func() {
-		tmp, err := writeTemp(path, append([]byte(fileHeader(rv, body)), body...))
+		tmp, err := atomicfs.WriteTemp(path, append([]byte(fileHeader(rv, body)), body...), 0o600)
 		done <- written{tmp, err}
 	}()
 	journalErr := s.journal.append(e)
 	w := <-done
 	if journalErr != nil || w.err != nil {
 		if w.tmp != nil {
-			w.tmp.discard()
+			w.tmp.Discard()
 		}
 		return nil, errors.Join(journalErr, w.err)
 	}

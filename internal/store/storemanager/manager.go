@@ -37,7 +37,6 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
-	"golang.org/x/sys/unix"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -56,6 +55,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
+	"github.com/tether-dev/tether/internal/atomicfs"
 	"github.com/tether-dev/tether/internal/store/eventsink"
 	"github.com/tether-dev/tether/internal/store/filestore"
 )
@@ -154,7 +154,7 @@ func New(store *filestore.Store, opts Options) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{Manager: inner, store: store, trip: trip, events: eventsink.NewProvider(storeClient, opts.Scheme)}
-	storeEvents := m.events.GetEventRecorderFor(StoreComponent)
+	storeEvents := m.events.GetEventRecorder(StoreComponent)
 	if err := inner.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		return store.WatchHandEdits(ctx, storeEvents)
 	})); err != nil {
@@ -342,10 +342,10 @@ func AcquireRunLock(dir string) (*RunLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := atomicfs.TryLock(f, atomicfs.Exclusive); err != nil {
 		data, _ := os.ReadFile(path)
 		_ = f.Close()
-		if errors.Is(err, unix.EWOULDBLOCK) {
+		if errors.Is(err, atomicfs.ErrLocked) {
 			holder := strings.TrimSpace(string(data))
 			return nil, fmt.Errorf("store %s is already served by another tether run (pid %s)", dir, holder)
 		}

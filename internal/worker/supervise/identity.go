@@ -22,12 +22,15 @@ limitations under the License.
 package supervise
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
-	"strconv"
 	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/prometheus/procfs"
 )
 
 // ErrNotRunning reports that no process with the wanted identity runs.
@@ -67,36 +70,38 @@ type procStat struct {
 	startTicks int64
 }
 
-// readStat parses /proc/PID/stat. The command name, field 2, is in
-// parentheses and may itself hold spaces and parentheses, so the fields
-// are counted from the last ')'.
+// procFS is proc(5) at procRoot, opened on first use.
+var procFS = sync.OnceValues(func() (procfs.FS, error) { return procfs.NewFS(procRoot) })
+
+// readStat reads the state and start time of pid from /proc/PID/stat.
 func readStat(pid int) (procStat, error) {
-	data, err := os.ReadFile(procRoot + "/" + strconv.Itoa(pid) + "/stat")
-	if errors.Is(err, os.ErrNotExist) {
-		return procStat{}, fmt.Errorf("pid %d: %w", pid, ErrNotRunning)
-	}
+	fs, err := procFS()
 	if err != nil {
 		return procStat{}, err
 	}
-	return parseStat(data)
+	return readStatIn(fs, pid)
 }
 
-func parseStat(data []byte) (procStat, error) {
-	end := bytes.LastIndexByte(data, ')')
-	if end < 0 {
-		return procStat{}, fmt.Errorf("malformed /proc stat: %q", data)
+// readStatIn reads pid's /proc/PID/stat in the proc filesystem fs. A
+// process that is gone, or goes while it is read, is ErrNotRunning.
+func readStatIn(fs procfs.FS, pid int) (procStat, error) {
+	stat, err := func() (procfs.ProcStat, error) {
+		p, err := fs.Proc(pid)
+		if err != nil {
+			return procfs.ProcStat{}, err
+		}
+		return p.Stat()
+	}()
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return procStat{}, fmt.Errorf("pid %d: %w", pid, ErrNotRunning)
 	}
-	// Fields after the command: state is field 3, starttime field 22.
-	fields := strings.Fields(string(data[end+1:]))
-	const stateField, startField = 0, 22 - 3
-	if len(fields) <= startField || len(fields[stateField]) != 1 {
-		return procStat{}, fmt.Errorf("malformed /proc stat: %q", data)
-	}
-	ticks, err := strconv.ParseInt(fields[startField], 10, 64)
 	if err != nil {
-		return procStat{}, fmt.Errorf("malformed start time in /proc stat: %w", err)
+		return procStat{}, fmt.Errorf("reading the status of pid %d: %w", pid, err)
 	}
-	return procStat{state: fields[stateField][0], startTicks: ticks}, nil
+	if len(stat.State) != 1 || stat.Starttime > math.MaxInt64 {
+		return procStat{}, fmt.Errorf("malformed status of pid %d: state %q, start time %d", pid, stat.State, stat.Starttime)
+	}
+	return procStat{state: stat.State[0], startTicks: int64(stat.Starttime)}, nil
 }
 
 // Identify returns the identity of the running process pid.

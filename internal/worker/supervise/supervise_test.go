@@ -26,52 +26,73 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
-func TestParseStat(t *testing.T) {
-	tail := " S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21\n"
+// statLine is a /proc/PID/stat line of 52 fields for pid 42, with the
+// given command, state and start time (field 22).
+func statLine(comm, state, start string) string {
+	fields := []string{"42", "(" + comm + ")", state}
+	for i := 4; i <= 52; i++ {
+		if i == 22 {
+			fields = append(fields, start)
+			continue
+		}
+		fields = append(fields, strconv.Itoa(i))
+	}
+	return strings.Join(fields, " ") + "\n"
+}
+
+func TestReadStat(t *testing.T) {
 	tests := []struct {
 		name    string
-		data    string
+		data    string // "" for no process
 		want    procStat
-		wantErr bool
+		wantErr error // nil for success; errAny for any error
 	}{
-		{name: "plain", data: "42 (sleep)" + tail, want: procStat{state: 'S', startTicks: 987654}},
-		{name: "spaces and parentheses in the command", data: "42 (a) (b c)" + tail, want: procStat{state: 'S', startTicks: 987654}},
-		{name: "zombie", data: "42 (x) Z 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 5 20", want: procStat{state: 'Z', startTicks: 5}},
-		{name: "no parenthesis", data: "42 sleep S 1", wantErr: true},
-		{name: "too short", data: "42 (sleep) S 1 2 3", wantErr: true},
-		{name: "bad start time", data: "42 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 nope 20", wantErr: true},
-		{name: "empty", data: "", wantErr: true},
+		{name: "plain", data: statLine("sleep", "S", "987654"), want: procStat{state: 'S', startTicks: 987654}},
+		{name: "spaces and parentheses in the command", data: statLine("a) (b c", "S", "987654"), want: procStat{state: 'S', startTicks: 987654}},
+		{name: "zombie", data: statLine("x", "Z", "5"), want: procStat{state: 'Z', startTicks: 5}},
+		{name: "no such process", wantErr: ErrNotRunning},
+		{name: "no parenthesis", data: "42 sleep S 1\n", wantErr: errAny},
+		{name: "too short", data: "42 (sleep) S 1 2 3\n", wantErr: errAny},
+		{name: "bad start time", data: statLine("x", "S", "nope"), wantErr: errAny},
+		{name: "state of two letters", data: statLine("x", "SS", "5"), wantErr: errAny},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseStat([]byte(tt.data))
-			if (err != nil) != tt.wantErr {
-				t.Fatalf("parseStat error = %v, want error %v", err, tt.wantErr)
+			root := t.TempDir()
+			if tt.data != "" {
+				if err := os.MkdirAll(filepath.Join(root, "42"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(root, "42", "stat"), []byte(tt.data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			fs, err := procfs.NewFS(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := readStatIn(fs, 42)
+			switch {
+			case tt.wantErr == nil && err != nil:
+				t.Fatalf("readStatIn error = %v, want none", err)
+			case tt.wantErr == errAny && err == nil:
+				t.Fatalf("readStatIn = %+v, want an error", got)
+			case tt.wantErr != nil && tt.wantErr != errAny && !errors.Is(err, tt.wantErr):
+				t.Fatalf("readStatIn error = %v, want %v", err, tt.wantErr)
 			}
 			if got != tt.want {
-				t.Fatalf("parseStat = %+v, want %+v", got, tt.want)
+				t.Fatalf("readStatIn = %+v, want %+v", got, tt.want)
 			}
 		})
 	}
 }
 
-func FuzzParseStat(f *testing.F) {
-	f.Add([]byte("42 (sleep) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 987654 20 21"))
-	f.Add([]byte("1 ((()) R"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := parseStat(data)
-		if err != nil {
-			return
-		}
-		end := strings.LastIndexByte(string(data), ')')
-		fields := strings.Fields(string(data[end+1:]))
-		if end < 0 || len(fields) < 20 || fields[0] != string([]byte{st.state}) || fields[19] != strconv.FormatInt(st.startTicks, 10) && !strings.HasPrefix(fields[19], "+") && !strings.HasPrefix(fields[19], "0") && !strings.HasPrefix(fields[19], "-0") {
-			t.Fatalf("parseStat(%q) = %+v, which is not fields 3 and 22 after the command", data, st)
-		}
-	})
-}
+// errAny stands for any error in a test table.
+var errAny = errors.New("any error")
 
 func TestIdentify(t *testing.T) {
 	self, err := Identify(os.Getpid())

@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,56 +30,52 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/strategicpatch"
-	recordutil "k8s.io/client-go/tools/record/util"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 )
 
-// sampleEvent returns an event as client-go's recorder would build it.
-func sampleEvent() *corev1.Event {
-	t := metav1.NewTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
-	return &corev1.Event{
+// sampleEvent returns an event as client-go's events recorder would build it.
+func sampleEvent() *eventsv1.Event {
+	t := metav1.NewMicroTime(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
+	return &eventsv1.Event{
 		ObjectMeta: metav1.ObjectMeta{Name: "app-config.1", Namespace: testNamespace},
-		InvolvedObject: corev1.ObjectReference{
+		Regarding: corev1.ObjectReference{
 			Kind: "ConfigMap", APIVersion: "v1", Namespace: testNamespace, Name: "app-config", UID: subject().UID,
 		},
+		EventTime:           t,
 		Reason:              "BackOff",
-		Message:             "first",
-		Source:              corev1.EventSource{Component: "tether"},
-		FirstTimestamp:      t,
-		LastTimestamp:       t,
-		Count:               1,
+		Action:              "Sync",
+		Note:                "first",
 		Type:                corev1.EventTypeWarning,
 		ReportingController: "tether",
+		ReportingInstance:   "tether-host",
 	}
 }
 
-// countPatch builds the patch client-go's correlator sends for a repeated
-// event (events_cache.go: eventObserve).
-func countPatch(t *testing.T, ev *corev1.Event, count int32, message string, last time.Time) []byte {
+// seriesPatch builds the patch client-go's events broadcaster sends when an
+// isomorphic event turns ev into a series (event_broadcaster.go:
+// createPatchBytesForSeries).
+func seriesPatch(t *testing.T, ev *eventsv1.Event, count int32, last time.Time) []byte {
 	t.Helper()
 	next := ev.DeepCopy()
-	next.Count = count
-	next.Message = message
-	next.LastTimestamp = metav1.NewTime(last)
+	next.Series = &eventsv1.EventSeries{Count: count, LastObservedTime: metav1.NewMicroTime(last)}
 	old := next.DeepCopy()
-	old.Count = 0
-	old.Message = ""
-	old.LastTimestamp = metav1.NewTime(time.Unix(0, 0))
+	old.Series = nil
 	oldData, _ := json.Marshal(old)
 	newData, _ := json.Marshal(next)
-	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, next)
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldData, newData, eventsv1.Event{})
 	if err != nil {
 		t.Fatalf("creating patch: %v", err)
 	}
 	return patch
 }
 
-func TestSinkCreateAndPatch(t *testing.T) {
+func TestEventsSinkCreateAndPatch(t *testing.T) {
+	ctx := context.Background()
 	store := newStore(t, newScheme(t))
-	sink := NewSink(store)
+	sink := NewEventsSink(store)
 
-	created, err := sink.Create(sampleEvent())
+	created, err := sink.Create(ctx, sampleEvent())
 	if err != nil {
 		t.Fatalf("Create: %v", err)
 	}
@@ -89,112 +84,119 @@ func TestSinkCreateAndPatch(t *testing.T) {
 	}
 
 	last := time.Date(2026, 1, 2, 3, 9, 0, 0, time.UTC)
-	patched, err := sink.Patch(created, countPatch(t, created, 2, "second", last))
+	patched, err := sink.Patch(ctx, created, seriesPatch(t, created, 2, last))
 	if err != nil {
 		t.Fatalf("Patch: %v", err)
 	}
-	if patched.Count != 2 || patched.Message != "second" || !patched.LastTimestamp.Time.Equal(last) {
-		t.Errorf("patched count/message/lastTimestamp = %d/%q/%v", patched.Count, patched.Message, patched.LastTimestamp)
+	if patched.Series == nil || patched.Series.Count != 2 || !patched.Series.LastObservedTime.Time.Equal(last) || patched.Note != "first" {
+		t.Errorf("patched series/note = %+v/%q", patched.Series, patched.Note)
 	}
 	if patched.ResourceVersion == created.ResourceVersion {
 		t.Errorf("Patch did not return the new resourceVersion")
 	}
 
 	stored := &corev1.Event{}
-	if err := store.Get(context.Background(), client.ObjectKeyFromObject(created), stored); err != nil {
+	if err := store.Get(ctx, client.ObjectKeyFromObject(created), stored); err != nil {
 		t.Fatalf("Get: %v", err)
 	}
-	want := created.DeepCopy()
-	want.Count, want.Message, want.LastTimestamp = 2, "second", metav1.NewTime(last)
+	want := eventsV1ToCore(created)
+	want.Series = &corev1.EventSeries{Count: 2, LastObservedTime: metav1.NewMicroTime(last)}
 	want.ResourceVersion = stored.ResourceVersion
 	want.TypeMeta = stored.TypeMeta
 	if !apiequality.Semantic.DeepEqual(stored, want) {
 		t.Errorf("stored event = %+v\nwant %+v", stored, want)
 	}
 
-	updated := stored.DeepCopy()
-	updated.Message = "updated"
-	if _, err := sink.Update(updated); err != nil {
+	updated := coreToEventsV1(stored)
+	updated.Note = "updated"
+	if _, err := sink.Update(ctx, updated); err != nil {
 		t.Fatalf("Update: %v", err)
 	}
-	if _, err := sink.Update(stored); !apierrors.IsConflict(err) {
+	if _, err := sink.Update(ctx, coreToEventsV1(stored)); !apierrors.IsConflict(err) {
 		t.Errorf("Update with a stale resourceVersion: err = %v, want Conflict", err)
 	}
 }
 
-func TestSinkPatchRetriesOnConflict(t *testing.T) {
-	var raced atomic.Bool
-	store := newStore(t, newScheme(t), interceptor.Funcs{
-		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
-			if raced.CompareAndSwap(false, true) {
-				// Someone else updates the event between the sink's Get and
-				// its Update.
-				other := &corev1.Event{}
-				if err := c.Get(ctx, client.ObjectKeyFromObject(obj), other); err != nil {
-					return err
-				}
-				other.Annotations = map[string]string{"touched": "yes"}
-				if err := c.Update(ctx, other); err != nil {
-					return err
-				}
+// TestEventsSinkPatchRenamesFields checks that fields named differently in
+// events.k8s.io/v1 land on their core/v1 fields.
+func TestEventsSinkPatchRenamesFields(t *testing.T) {
+	tests := []struct {
+		name  string
+		patch string
+		check func(*corev1.Event) bool
+	}{
+		{name: "note is message", patch: `{"note":"changed"}`, check: func(ev *corev1.Event) bool { return ev.Message == "changed" }},
+		{name: "deprecatedCount is count", patch: `{"deprecatedCount":5}`, check: func(ev *corev1.Event) bool { return ev.Count == 5 }},
+		{name: "series keeps its name", patch: `{"series":{"count":3,"lastObservedTime":"2026-01-02T03:09:00.000000Z"}}`, check: func(ev *corev1.Event) bool { return ev.Series != nil && ev.Series.Count == 3 }},
+		{name: "action keeps its name", patch: `{"action":"Retry"}`, check: func(ev *corev1.Event) bool { return ev.Action == "Retry" }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := newStore(t, newScheme(t))
+			sink := NewEventsSink(store)
+			created, err := sink.Create(ctx, sampleEvent())
+			if err != nil {
+				t.Fatalf("Create: %v", err)
 			}
-			return c.Update(ctx, obj, opts...)
-		},
-	})
-	sink := NewSink(store)
-	created, err := sink.Create(sampleEvent())
-	if err != nil {
-		t.Fatalf("Create: %v", err)
-	}
-
-	patched, err := sink.Patch(created, countPatch(t, created, 2, "second", time.Now()))
-	if err != nil {
-		t.Fatalf("Patch: %v", err)
-	}
-	if !raced.Load() {
-		t.Fatalf("the interceptor did not run")
-	}
-	if patched.Count != 2 || patched.Annotations["touched"] != "yes" {
-		t.Errorf("patch was not re-applied to the current event: count=%d annotations=%v", patched.Count, patched.Annotations)
+			if _, err := sink.Patch(ctx, created, []byte(tt.patch)); err != nil {
+				t.Fatalf("Patch: %v", err)
+			}
+			stored := &corev1.Event{}
+			if err := store.Get(ctx, client.ObjectKeyFromObject(created), stored); err != nil {
+				t.Fatalf("Get: %v", err)
+			}
+			if !tt.check(stored) {
+				t.Errorf("after patch %s the stored event is %+v", tt.patch, stored)
+			}
+		})
 	}
 }
 
-func TestSinkPatchMissingEvent(t *testing.T) {
-	sink := NewSink(newStore(t, newScheme(t)))
+func TestEventsSinkPatchMissingEvent(t *testing.T) {
+	sink := NewEventsSink(newStore(t, newScheme(t)))
 	ev := sampleEvent()
-	_, err := sink.Patch(ev, countPatch(t, ev, 2, "second", time.Now()))
-	// client-go's broadcaster re-creates the event only on this exact error
-	// shape.
-	if !recordutil.IsKeyNotFoundError(err) {
+	_, err := sink.Patch(context.Background(), ev, seriesPatch(t, ev, 2, time.Now()))
+	// client-go's broadcaster re-creates the event only on a NotFound
+	// StatusError.
+	statusErr, ok := err.(*apierrors.StatusError) //nolint:errorlint // the bare type is the point
+	if !ok || !apierrors.IsNotFound(statusErr) {
 		t.Fatalf("Patch of a missing event: err = %#v, want a bare NotFound StatusError", err)
 	}
 }
 
-func TestSinkPatchResourceVersionPrecondition(t *testing.T) {
-	sink := NewSink(newStore(t, newScheme(t)))
-	created, err := sink.Create(sampleEvent())
-	if err != nil {
-		t.Fatalf("Create: %v", err)
+func TestEventsSinkPatchRejectsMalformedPatches(t *testing.T) {
+	tests := []struct {
+		name  string
+		patch string
+		want  func(error) bool
+	}{
+		{name: "not JSON", patch: `{not json`, want: apierrors.IsBadRequest},
+		{name: "a JSON array", patch: `[1]`, want: apierrors.IsBadRequest},
+		{name: "a stale resourceVersion", patch: `{"metadata":{"resourceVersion":"12345"},"note":"x"}`, want: apierrors.IsConflict},
 	}
-	patch := []byte(`{"metadata":{"resourceVersion":"12345"},"count":2}`)
-	if _, err := sink.Patch(created, patch); !apierrors.IsConflict(err) {
-		t.Fatalf("Patch with a stale resourceVersion: err = %v, want Conflict", err)
-	}
-	if _, err := sink.Patch(created, []byte(`{"metadata":{"name":"renamed"}}`)); !apierrors.IsBadRequest(err) {
-		t.Fatalf("Patch renaming the event: err = %v, want BadRequest", err)
-	}
-	if _, err := sink.Patch(created, []byte(`{not json`)); !apierrors.IsBadRequest(err) {
-		t.Fatalf("Patch with a malformed patch: err = %v, want BadRequest", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			sink := NewEventsSink(newStore(t, newScheme(t)))
+			created, err := sink.Create(ctx, sampleEvent())
+			if err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+			if _, err := sink.Patch(ctx, created, []byte(tt.patch)); !tt.want(err) {
+				t.Fatalf("Patch %s: err = %v", tt.patch, err)
+			}
+		})
 	}
 }
 
-func TestSinkUnwrapsStatusErrors(t *testing.T) {
+func TestEventsSinkUnwrapsStatusErrors(t *testing.T) {
 	store := newStore(t, newScheme(t), interceptor.Funcs{
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			return fmt.Errorf("file store: %w", apierrors.NewAlreadyExists(corev1.Resource("events"), obj.GetName()))
 		},
 	})
-	_, err := NewSink(store).Create(sampleEvent())
+	_, err := NewEventsSink(store).Create(context.Background(), sampleEvent())
 	statusErr, ok := err.(*apierrors.StatusError) //nolint:errorlint // the bare type is the point
 	if !ok {
 		t.Fatalf("err = %#v, want a bare *StatusError", err)
@@ -209,17 +211,18 @@ func TestSinkUnwrapsStatusErrors(t *testing.T) {
 	}
 }
 
-func TestSinkRejectsEmptyNamespace(t *testing.T) {
-	sink := NewSink(newStore(t, newScheme(t)))
+func TestEventsSinkRejectsEmptyNamespace(t *testing.T) {
+	ctx := context.Background()
+	sink := NewEventsSink(newStore(t, newScheme(t)))
 	ev := sampleEvent()
 	ev.Namespace = ""
-	if _, err := sink.Create(ev); !apierrors.IsBadRequest(err) {
+	if _, err := sink.Create(ctx, ev); !apierrors.IsBadRequest(err) {
 		t.Errorf("Create: err = %v, want BadRequest", err)
 	}
-	if _, err := sink.Update(ev); !apierrors.IsBadRequest(err) {
+	if _, err := sink.Update(ctx, ev); !apierrors.IsBadRequest(err) {
 		t.Errorf("Update: err = %v, want BadRequest", err)
 	}
-	if _, err := sink.Patch(ev, []byte(`{}`)); !apierrors.IsBadRequest(err) {
+	if _, err := sink.Patch(ctx, ev, []byte(`{}`)); !apierrors.IsBadRequest(err) {
 		t.Errorf("Patch: err = %v, want BadRequest", err)
 	}
 }
