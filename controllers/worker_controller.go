@@ -44,6 +44,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/worker/supervise"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 // WorkerFinalizer makes deleting a Worker stop the process it launched.
@@ -264,7 +265,7 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 		r.procs.markRequested(key, id)
 		return r.stop(w, id)
 	}
-	w.Status.Phase = v1.WorkerRunning
+	setPhase(&w.Status, workerfsm.Alive)
 	return r.writeStatusIfChanged(ctx, w)
 }
 
@@ -365,7 +366,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 			return r.startFailed(ctx, w, fmt.Errorf("adopting pid %d: %w", w.Spec.Adopt.PID, err))
 		}
 		r.recordProcess(w, id, w.Status.LogFile, "")
-		w.Status.Phase = v1.WorkerRunning
+		setPhase(&w.Status, workerfsm.Started)
 		if err := r.writeStatus(ctx, w); err != nil {
 			return err
 		}
@@ -377,7 +378,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		return r.startFailed(ctx, w, fmt.Errorf("launching %q: %w", w.Spec.Command[0], err))
 	}
 	r.recordProcess(w, l.id, l.logFile, l.tmux)
-	w.Status.Phase = v1.WorkerRunning
+	setPhase(&w.Status, workerfsm.Started)
 	if manual {
 		w.Status.Restarts++
 	}
@@ -391,7 +392,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 
 func (r *WorkerReconciler) startFailed(ctx context.Context, w *v1.Worker, cause error) error {
 	clearProcess(&w.Status)
-	w.Status.Phase = v1.WorkerCrashed
+	setPhase(&w.Status, workerfsm.StartFailed)
 	if err := r.writeStatus(ctx, w, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", cause.Error())); err != nil {
 		return err
 	}
@@ -414,7 +415,7 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 			r.procs.forget(key, exit.Identity)
 			return nil
 		}
-		w.Status.Phase = v1.WorkerStopped
+		setPhase(&w.Status, workerfsm.Stopped)
 		if err := r.writeStatus(ctx, w); err != nil {
 			return err
 		}
@@ -458,15 +459,15 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 	var extra []metav1.Condition
 	switch {
 	case clean:
-		w.Status.Phase = v1.WorkerStopped
+		setPhase(&w.Status, workerfsm.Exited)
 	case l != nil:
 		r.recordProcess(w, l.id, l.logFile, l.tmux)
-		w.Status.Phase = v1.WorkerRunning
+		setPhase(&w.Status, workerfsm.CrashRestarted)
 		w.Status.Restarts++
 	case action == ActionNotifyOnly:
-		w.Status.Phase = v1.WorkerCrashLoop
+		setPhase(&w.Status, workerfsm.CrashLooped)
 	default:
-		w.Status.Phase = v1.WorkerCrashed
+		setPhase(&w.Status, workerfsm.Crashed)
 		if launchErr != nil {
 			extra = append(extra, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", launchErr.Error()))
 		}
@@ -500,16 +501,15 @@ func (r *WorkerReconciler) emitExit(w *v1.Worker, exit supervise.Exit, rec v1.Cr
 		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStopped, "Exit", "%s; %s", exit, hooks)
 		return
 	}
-	inWindow := CrashesInWindow(&w.Spec, &w.Status, r.now())
-	budget := fmt.Sprintf("crash %d of %d allowed within %s", inWindow, maxCrashes(&w.Spec), crashWindow(&w.Spec))
+	budget := workerfsm.Budget(&w.Spec, &w.Status, r.now())
 	switch {
 	case l != nil:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restarted as %s (%s)", exit, hooks, l.id, budget)
 	case action == ActionNotifyOnly:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly", "%s; %s; not restarted: CrashLoop", exit, hooks)
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventRestartsExhausted, "NotifyOnly",
-			"restarts exhausted: %d crashes within %s (maxCrashes %d); restart it by hand with `tether worker restart %s -n %s`",
-			inWindow, crashWindow(&w.Spec), maxCrashes(&w.Spec), w.Name, w.Namespace)
+			"restarts exhausted: %s (maxCrashes %d); restart it by hand with `tether worker restart %s -n %s`",
+			budget, maxCrashes(&w.Spec), w.Name, w.Namespace)
 	case launchErr != nil:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", exit, hooks, launchErr)
 	default:
@@ -592,19 +592,13 @@ func (r *WorkerReconciler) releaseHook(ctx context.Context, key types.Namespaced
 // spec.heartbeatTimeout the Worker is Lost and its Hooks are freed.
 func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker) (ctrl.Result, error) {
 	now := r.now()
-	if w.Status.LastHeartbeat == nil {
-		if w.Status.Phase == "" {
-			w.Status.Phase = v1.WorkerPending
-		}
+	switch workerfsm.HeartbeatEvent(&w.Spec, &w.Status, now) {
+	case workerfsm.AwaitingHeartbeat:
+		setPhase(&w.Status, workerfsm.AwaitingHeartbeat)
 		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
-	}
-	// status times have a resolution of one second and are truncated, so
-	// the heartbeat may be up to a second younger than recorded.
-	due := w.Status.LastHeartbeat.Add(heartbeatTimeout(&w.Spec) + time.Second)
-	if now.Before(due) {
-		if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending || w.Status.Phase == v1.WorkerLost {
-			w.Status.Phase = v1.WorkerRunning
-		}
+	case workerfsm.Heartbeat:
+		setPhase(&w.Status, workerfsm.Heartbeat)
+		due := workerfsm.HeartbeatDue(&w.Spec, &w.Status)
 		return ctrl.Result{RequeueAfter: due.Sub(now)}, r.writeStatusIfChanged(ctx, w)
 	}
 	if w.Status.Phase == v1.WorkerLost {
@@ -616,7 +610,7 @@ func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker)
 		return ctrl.Result{}, err
 	}
 	appendCrash(&w.Status, v1.CrashRecord{Time: metav1.NewTime(now), PID: w.Status.PID, Reason: ReasonHeartbeatExpired, Hook: strings.Join(held, ","), AssigneeCleared: cleared})
-	w.Status.Phase = v1.WorkerLost
+	setPhase(&w.Status, workerfsm.HeartbeatExpired)
 	if err := r.writeStatus(ctx, w); err != nil {
 		return ctrl.Result{}, err
 	}
@@ -628,7 +622,7 @@ func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker)
 // can run Pods; the Pod-running reconciler is not part of this release, so
 // the Worker says so in a condition rather than pretending to run.
 func (r *WorkerReconciler) reconcileTemplate(ctx context.Context, w *v1.Worker) error {
-	w.Status.Phase = v1.WorkerPending
+	setPhase(&w.Status, workerfsm.Unsupported)
 	return r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, "PodTemplateUnsupported",
 		"spec.template Workers are not run by this version of tether; use spec.command or spec.adopt"))
 }
@@ -670,10 +664,10 @@ func conditionsFor(w *v1.Worker, now time.Time) []metav1.Condition {
 		ready = condition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonProcessRunning, msg)
 	}
 	loop := condition(v1.ConditionCrashLoop, metav1.ConditionFalse, v1.ReasonWithinBudget,
-		fmt.Sprintf("%d of %d crashes within %s", CrashesInWindow(&w.Spec, &w.Status, now), maxCrashes(&w.Spec), crashWindow(&w.Spec)))
+		workerfsm.Budget(&w.Spec, &w.Status, now))
 	if w.Status.Phase == v1.WorkerCrashLoop {
 		loop = condition(v1.ConditionCrashLoop, metav1.ConditionTrue, v1.ReasonRestartsExhausted,
-			fmt.Sprintf("more than %d crashes within %s; restart by hand with `tether worker restart %s -n %s`", maxCrashes(&w.Spec)-1, crashWindow(&w.Spec), w.Name, w.Namespace))
+			fmt.Sprintf("%s; restart by hand with `tether worker restart %s -n %s`", workerfsm.Budget(&w.Spec, &w.Status, now), w.Name, w.Namespace))
 	}
 	if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending {
 		if w.Spec.Template != nil || len(w.Spec.Command) == 0 && w.Spec.Adopt == nil {
