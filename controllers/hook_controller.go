@@ -33,6 +33,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
@@ -42,7 +43,8 @@ const HookControllerName = "tether-hook-controller"
 
 // HookReconciler drives Hooks: it initializes new ones, moves a working
 // Hook whose heartbeat is overdue to recovering at exactly the due time,
-// keeps the Ready, Stale and Recovering conditions, and regenerates the
+// keeps the Ready, Stale, Recovering and HistoryConsistent conditions
+// (checking the status against a replay of its history), and regenerates the
 // recovery file on every change.
 type HookReconciler struct {
 	// Client reads Hooks (from the cache) and writes their status.
@@ -81,6 +83,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	phases := []func(context.Context, *hookScope) error{
 		r.reconcileInitialize,
 		r.reconcileStale,
+		r.reconcileHistory,
 		r.reconcileConditions,
 	}
 	for _, phase := range phases {
@@ -112,7 +115,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			return ctrl.Result{}, fmt.Errorf("updating status of hook %s: %w", req.NamespacedName, err)
 		}
 		for _, e := range s.events {
-			r.Events.Eventf(hook, nil, e.kind, e.reason, e.action, "%s", e.note)
+			hookwrite.Emit(r.Events, hook, &e)
 		}
 	}
 	if s.transitioned {
