@@ -32,6 +32,7 @@ import (
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
@@ -93,31 +94,12 @@ func newHook(name string, staleAfter time.Duration, steps ...string) *v1.Hook {
 	return h
 }
 
-// agent applies an agent event to the stored Hook, retrying on conflict
-// as the CLI verbs do.
+// agent applies an agent event to the stored Hook through hookwrite, as
+// the CLI verbs do.
 func agent(t testing.TB, c client.Client, name string, in hookfsm.Input) *v1.Hook {
 	t.Helper()
-	var h *v1.Hook
-	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
-		h = &v1.Hook{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, h); err != nil {
-			return false, err
-		}
-		in.Now = metav1.Now()
-		in.Actor = "test-agent"
-		st, err := hookfsm.Apply(h, in)
-		if err != nil {
-			return false, err
-		}
-		h.Status = *st
-		if err := c.Status().Update(ctx, h); err != nil {
-			if apierrors.IsConflict(err) {
-				return false, nil
-			}
-			return false, err
-		}
-		return true, nil
-	})
+	h, _, err := hookwrite.Transition(context.Background(), c, client.ObjectKey{Namespace: "default", Name: name},
+		hookwrite.Input(in), hookwrite.Options{Actor: "test-agent"})
 	if err != nil {
 		t.Fatalf("agent %s on %s: %v", in.Event, name, err)
 	}

@@ -34,6 +34,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
@@ -44,7 +45,8 @@ const HookControllerName = "tether-hook-controller"
 // HookReconciler drives Hooks: it initializes new ones, moves a working
 // Hook whose heartbeat is overdue to recovering at exactly the due time,
 // frees a Hook whose assignee died (it watches Workers), keeps the Ready,
-// Stale and Recovering conditions, and regenerates the recovery file on
+// Stale, Recovering and HistoryConsistent conditions (checking the status
+// against a replay of its history), and regenerates the recovery file on
 // every change.
 type HookReconciler struct {
 	// Client reads Hooks and Workers (from the cache) and writes Hooks.
@@ -93,6 +95,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		r.reconcileInitialize,
 		r.reconcileAssignee(loss),
 		r.reconcileStale,
+		r.reconcileHistory,
 		r.reconcileConditions,
 	}
 	for _, phase := range phases {
@@ -124,7 +127,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			return ctrl.Result{}, fmt.Errorf("updating status of hook %s: %w", req.NamespacedName, err)
 		}
 		for _, e := range s.events {
-			r.Events.Eventf(hook, nil, e.kind, e.reason, e.action, "%s", e.note)
+			hookwrite.Emit(r.Events, hook, &e)
 		}
 	}
 	if loss != nil {

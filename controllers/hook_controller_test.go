@@ -178,7 +178,7 @@ func TestHookReconcile(t *testing.T) {
 			for _, w := range []struct {
 				typ    string
 				status metav1.ConditionStatus
-			}{{v1.ConditionReady, c.ready}, {v1.ConditionStale, c.stale}, {v1.ConditionRecovering, c.recovering}} {
+			}{{v1.ConditionReady, c.ready}, {v1.ConditionStale, c.stale}, {v1.ConditionRecovering, c.recovering}, {v1.ConditionHistoryConsistent, metav1.ConditionTrue}} {
 				cond := condition(got, w.typ)
 				if cond.Status != w.status || cond.ObservedGeneration != got.Generation {
 					t.Errorf("%s = %s (%s: %s, generation %d), want %s at generation %d", w.typ, cond.Status, cond.Reason, cond.Message, cond.ObservedGeneration, w.status, got.Generation)
@@ -261,6 +261,89 @@ func TestStaleWarningEvent(t *testing.T) {
 	}
 	if warnings != 1 {
 		t.Errorf("%d HeartbeatExpired Warning events after two reconciles, want 1", warnings)
+	}
+}
+
+// TestHookReconcileDetectsHandEditedStatus edits the status of a running
+// Hook to completed, as a person editing the store file would: the
+// reconciler sets HistoryConsistent=False naming status.state, keeps Ready
+// False, records one Warning over two reconciles, and the recovery file
+// says the field is not to be trusted. Undoing the edit makes it True again.
+func TestHookReconcileDetectsHandEditedStatus(t *testing.T) {
+	env := newStore(t)
+	ctx := context.Background()
+	h := newHook("task", time.Hour, "build", "test")
+	if err := env.c.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	last := drive(t, h, hookfsm.Initialize, hookfsm.Begin)
+	h.Status.State = v1.HookCompleted
+	if err := env.c.Status().Update(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	now := last.Add(time.Minute)
+	recoveryDir := t.TempDir()
+	r := &controllers.HookReconciler{
+		Client: env.c, Events: env.mgr.GetEventRecorder(controllers.HookControllerName),
+		Config: testConfig(t), RecoveryDir: recoveryDir, Now: func() time.Time { return now },
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "task"}}
+	got := &v1.Hook{}
+	for range 2 {
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		if err := env.c.Get(ctx, req.NamespacedName, got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hc := condition(got, v1.ConditionHistoryConsistent)
+	if hc.Status != metav1.ConditionFalse || hc.Reason != v1.ReasonHistoryMismatch ||
+		!strings.Contains(hc.Message, "status.state is completed; history says step_running") {
+		t.Fatalf("HistoryConsistent = %+v; want False naming status.state", hc)
+	}
+	if ready := condition(got, v1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != v1.ReasonHistoryMismatch {
+		t.Errorf("Ready = %+v; want False (%s)", ready, v1.ReasonHistoryMismatch)
+	}
+	file, err := os.ReadFile(got.Status.RecoveryFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(file), "the status disagrees with its history") ||
+		!strings.Contains(string(file), "`status.state` is completed; history says step_running") || !strings.Contains(string(file), "Do not trust them") {
+		t.Errorf("the recovery file does not say which field is not to be trusted:\n%s", file)
+	}
+
+	got.Status.State = v1.HookStepRunning
+	if err := env.c.Status().Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if err := env.c.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	if hc := condition(got, v1.ConditionHistoryConsistent); hc.Status != metav1.ConditionTrue || hc.Reason != v1.ReasonHistoryMatches {
+		t.Errorf("after undoing the edit, HistoryConsistent = %+v; want True", hc)
+	}
+
+	_ = env.mgr.Close() // flushes the recorded Events
+	var events corev1.EventList
+	if err := env.c.List(ctx, &events, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	warnings := 0
+	for _, e := range events.Items {
+		if e.Type == corev1.EventTypeWarning && e.Reason == v1.ReasonHistoryMismatch && e.InvolvedObject.Name == "task" {
+			warnings++
+			if !strings.Contains(e.Message, "status.state") {
+				t.Errorf("event message %q does not name status.state", e.Message)
+			}
+		}
+	}
+	if warnings != 1 {
+		t.Errorf("%d HistoryMismatch Warning events after two reconciles, want 1", warnings)
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,6 +30,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
 
 // hookScope carries one reconcile of one Hook through its phases.
@@ -46,28 +48,35 @@ type hookScope struct {
 	// transitioned is true when this reconcile changed the state machine's
 	// part of the status, which the recovery file renders.
 	transitioned bool
+	// history lists the status fields that disagree with the history.
+	history []hookfsm.Disagreement
 }
 
-type pendingEvent struct {
-	kind, reason, action, note string
-}
+type pendingEvent = hookwrite.Event
 
-// apply runs the state machine on the scope's Hook and keeps the result.
-func (s *hookScope) apply(in hookfsm.Input) error {
-	in.Now = metav1.NewTime(s.now)
-	in.Actor = HookControllerName
-	st, err := hookfsm.Apply(s.hook, in)
+// apply runs the state machine on the scope's Hook through hookwrite, the
+// one way a transition is made, and keeps the result; its Event is
+// recorded once the status is written. It returns that Event, so a phase
+// can say more in its note, or nil.
+func (s *hookScope) apply(in hookfsm.Input) (*hookwrite.Event, error) {
+	res, err := hookwrite.Apply(s.hook, in, hookwrite.Options{Actor: HookControllerName, Now: func() time.Time { return s.now }})
 	if err != nil {
 		var invalid *hookfsm.InvalidError
 		if errors.As(err, &invalid) {
 			s.invalid = err
-			return nil
+			return nil, nil
 		}
-		return err
+		return nil, err
 	}
-	s.hook.Status = *st
+	if !res.Changed {
+		return nil, nil
+	}
 	s.transitioned = true
-	return nil
+	if res.Event != nil {
+		s.events = append(s.events, *res.Event)
+		return &s.events[len(s.events)-1], nil
+	}
+	return nil, nil
 }
 
 func (s *hookScope) requeue(at time.Time) {
@@ -81,7 +90,8 @@ func (r *HookReconciler) reconcileInitialize(_ context.Context, s *hookScope) er
 	if st := s.hook.Status.State; st != "" && st != v1.HookInitializing {
 		return nil
 	}
-	return s.apply(hookfsm.Input{Event: hookfsm.Initialize})
+	_, err := s.apply(hookfsm.Input{Event: hookfsm.Initialize})
+	return err
 }
 
 // staleEligible reports whether an agent is expected to heartbeat on hook:
@@ -125,29 +135,50 @@ func (r *HookReconciler) reconcileStale(_ context.Context, s *hookScope) error {
 	}
 	last := hook.Status.State
 	crash := v1.CrashStaleHeartbeat
-	reason := v1.ReasonHeartbeatExpired
 	if last == v1.HookStepValidating {
-		crash, reason = v1.CrashValidationInterrupted, v1.ReasonValidationInterrupted
+		crash = v1.CrashValidationInterrupted
 	}
-	if err := s.apply(hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: crash}}); err != nil {
+	heartbeat := hook.Status.LastHeartbeat.UTC().Format(time.RFC3339)
+	ev, err := s.apply(hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: crash}})
+	if err != nil || ev == nil {
 		return err
 	}
-	if s.invalid != nil {
-		return nil
-	}
-	note := fmt.Sprintf("no heartbeat since %s (staleAfter %s) in %s: moved to recovering. Next: %s",
-		hook.Status.LastHeartbeat.UTC().Format(time.RFC3339), s.eff.StaleAfter, last, hook.Status.Recovery.RecommendedAction)
-	s.events = append(s.events, pendingEvent{kind: corev1.EventTypeWarning, reason: reason, action: "Recover", note: note})
+	ev.Note = fmt.Sprintf("no heartbeat since %s (staleAfter %s) in %s: moved to recovering by %s. Next: %s",
+		heartbeat, s.eff.StaleAfter, last, HookControllerName, hook.Status.Recovery.RecommendedAction)
 	return nil
 }
 
-var crashReasons = map[v1.CrashType]string{
-	v1.CrashStaleHeartbeat:        v1.ReasonHeartbeatExpired,
-	v1.CrashValidationInterrupted: v1.ReasonValidationInterrupted,
-	v1.CrashAssigneeLost:          v1.ReasonAssigneeLost,
-	v1.CrashContextCompacted:      v1.ReasonContextCompacted,
-	v1.CrashManual:                v1.ReasonManualRecovery,
+// reconcileHistory checks the Hook's state, step results and counters
+// against the replay of its history (hookfsm.CheckHistory) and keeps the
+// HistoryConsistent condition. A disagreement, such as a status edited by
+// hand, is reported once with a Warning Event naming the fields.
+func (r *HookReconciler) reconcileHistory(_ context.Context, s *hookScope) error {
+	ds := hookfsm.CheckHistory(s.hook)
+	s.history = ds
+	cond := metav1.Condition{
+		Type: v1.ConditionHistoryConsistent, Status: metav1.ConditionTrue, Reason: v1.ReasonHistoryMatches,
+		Message:            "state, step results and counters agree with the replay of the history",
+		ObservedGeneration: s.hook.Generation, LastTransitionTime: metav1.NewTime(s.now),
+	}
+	if len(ds) > 0 {
+		cond.Status, cond.Reason = metav1.ConditionFalse, v1.ReasonHistoryMismatch
+		cond.Message = fmt.Sprintf("%s disagree with the history and are not to be trusted: %s",
+			strings.Join(hookfsm.Fields(ds), ", "), hookfsm.Summary(ds))
+		if len(cond.Message) > maxConditionMessage {
+			cond.Message = cond.Message[:maxConditionMessage-3] + "..."
+		}
+		old := meta.FindStatusCondition(s.orig.Conditions, v1.ConditionHistoryConsistent)
+		if old == nil || old.Status != metav1.ConditionFalse || old.Message != cond.Message {
+			s.events = append(s.events, pendingEvent{Type: corev1.EventTypeWarning, Reason: v1.ReasonHistoryMismatch,
+				Action: "CheckHistory", Note: cond.Message})
+		}
+	}
+	meta.SetStatusCondition(&s.hook.Status.Conditions, cond)
+	return nil
 }
+
+// maxConditionMessage is the schema's bound on a condition's message.
+const maxConditionMessage = 32768
 
 // reconcileConditions sets Stale and Recovering from the status and
 // summarises them in Ready, each with the Hook's generation.
@@ -184,9 +215,7 @@ func (r *HookReconciler) reconcileConditions(_ context.Context, s *hookScope) er
 		recoveringReason = v1.ReasonManualRecovery
 		msg := "recovering"
 		if rec := st.Recovery; rec != nil {
-			if reason, ok := crashReasons[rec.CrashType]; ok {
-				recoveringReason = reason
-			}
+			recoveringReason = hookwrite.CrashReason(rec.CrashType)
 			msg = fmt.Sprintf("%s in %s; next: %s", rec.CrashType, rec.LastState, rec.RecommendedAction)
 		}
 		set(v1.ConditionRecovering, metav1.ConditionTrue, recoveringReason, msg)
@@ -198,6 +227,8 @@ func (r *HookReconciler) reconcileConditions(_ context.Context, s *hookScope) er
 	switch {
 	case s.invalid != nil:
 		reason, msg = v1.ReasonInvalidStatus, s.invalid.Error()
+	case len(s.history) > 0:
+		reason, msg = v1.ReasonHistoryMismatch, "the status disagrees with its history: "+strings.Join(hookfsm.Fields(s.history), ", ")
 	case st.State == v1.HookCompleted:
 		status, reason, msg = metav1.ConditionTrue, v1.ReasonSucceeded, fmt.Sprintf("all %d steps passed", len(hook.Spec.Steps))
 	case st.State == v1.HookFailed:

@@ -40,6 +40,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/worker/supervise"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 // WorkerFinalizer makes deleting a Worker stop the process it launched.
@@ -218,7 +219,7 @@ func identityOf(w *v1.Worker) supervise.Identity {
 // can run Pods; the Pod-running reconciler is not part of this release, so
 // the Worker says so in a condition rather than pretending to run.
 func (r *WorkerReconciler) reconcileTemplate(ctx context.Context, w *v1.Worker) error {
-	w.Status.Phase = v1.WorkerPending
+	setPhase(&w.Status, workerfsm.Unsupported)
 	return r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, "PodTemplateUnsupported",
 		"spec.template Workers are not run by this version of tether; use spec.command or spec.adopt"))
 }

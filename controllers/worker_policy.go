@@ -20,87 +20,54 @@ import (
 	"time"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
-// Defaults of the Worker spec, matching the CRD defaults, for objects that
-// reach the reconciler without them.
+// The restart policy and heartbeat rules live in workerfsm; these names
+// keep the reconciler's calls short.
+
+// Defaults of the Worker spec; see workerfsm.
 const (
-	DefaultMaxCrashes       = 3
-	DefaultCrashWindow      = 10 * time.Minute
-	DefaultHeartbeatTimeout = 2 * time.Minute
+	DefaultMaxCrashes       = workerfsm.DefaultMaxCrashes
+	DefaultCrashWindow      = workerfsm.DefaultCrashWindow
+	DefaultHeartbeatTimeout = workerfsm.DefaultHeartbeatTimeout
 )
 
-// Action is what the reconciler does after a crash.
-type Action string
+// Action is what the reconciler does after a crash; see workerfsm.Action.
+type Action = workerfsm.Action
 
 // The actions after a crash.
 const (
 	// ActionRestart starts the process again.
-	ActionRestart Action = "Restart"
+	ActionRestart = workerfsm.ActionRestart
 	// ActionNotifyOnly records the crash and leaves the Worker in CrashLoop.
-	ActionNotifyOnly Action = "NotifyOnly"
+	ActionNotifyOnly = workerfsm.ActionNotifyOnly
 	// ActionNone records the crash of a Worker without automatic restarts.
-	ActionNone Action = "None"
+	ActionNone = workerfsm.ActionNone
 )
 
-func maxCrashes(spec *v1.WorkerSpec) int {
-	if spec.Restart.MaxCrashes > 0 {
-		return int(spec.Restart.MaxCrashes)
-	}
-	return DefaultMaxCrashes
-}
+func maxCrashes(spec *v1.WorkerSpec) int { return workerfsm.MaxCrashes(spec) }
 
-func crashWindow(spec *v1.WorkerSpec) time.Duration {
-	if spec.Restart.Window != nil && spec.Restart.Window.Duration > 0 {
-		return spec.Restart.Window.Duration
-	}
-	return DefaultCrashWindow
-}
+func crashWindow(spec *v1.WorkerSpec) time.Duration { return workerfsm.CrashWindow(spec) }
 
-func heartbeatTimeout(spec *v1.WorkerSpec) time.Duration {
-	if spec.HeartbeatTimeout != nil && spec.HeartbeatTimeout.Duration > 0 {
-		return spec.HeartbeatTimeout.Duration
-	}
-	return DefaultHeartbeatTimeout
-}
+func heartbeatTimeout(spec *v1.WorkerSpec) time.Duration { return workerfsm.HeartbeatTimeout(spec) }
 
-// CrashesInWindow counts the crash records in status that fall inside the
-// restart window ending at now. A manual restart sets status.windowStart and
-// so forgives the crashes before it. Times in status have a resolution of
-// one second, so a crash in the same second as windowStart is forgiven too.
+// CrashesInWindow is workerfsm.CrashesInWindow.
 func CrashesInWindow(spec *v1.WorkerSpec, st *v1.WorkerStatus, now time.Time) int {
-	since := now.Add(-crashWindow(spec))
-	n := 0
-	for _, c := range st.Crashes {
-		if since.After(c.Time.Time) {
-			continue
-		}
-		if st.WindowStart != nil && !c.Time.After(st.WindowStart.Time) {
-			continue
-		}
-		n++
-	}
-	return n
+	return workerfsm.CrashesInWindow(spec, st, now)
 }
 
-// Decide returns the action for a crash at now, given the crashes already
-// recorded in status (not yet the new one): restart while fewer than
-// maxCrashes crashes fall inside the window, when restart.auto is set.
+// Decide is workerfsm.Decide.
 func Decide(spec *v1.WorkerSpec, st *v1.WorkerStatus, now time.Time) Action {
-	switch {
-	case !spec.Restart.Auto || len(spec.Command) == 0:
-		return ActionNone
-	case CrashesInWindow(spec, st, now) < maxCrashes(spec):
-		return ActionRestart
-	default:
-		return ActionNotifyOnly
-	}
+	return workerfsm.Decide(spec, st, now)
 }
 
-// appendCrash appends c to the bounded crash records of st.
-func appendCrash(st *v1.WorkerStatus, c v1.CrashRecord) {
-	st.Crashes = append(st.Crashes, c)
-	if extra := len(st.Crashes) - v1.WorkerCrashLimit; extra > 0 {
-		st.Crashes = append([]v1.CrashRecord(nil), st.Crashes[extra:]...)
-	}
+// appendCrash is workerfsm.AppendCrash.
+func appendCrash(st *v1.WorkerStatus, c v1.CrashRecord) { workerfsm.AppendCrash(st, c) }
+
+// setPhase moves st along the workerfsm table. The table has a cell for
+// every pair the reconciler can observe; an invalid pair, which only a
+// hand edit of the phase could bring, leaves the phase as it is.
+func setPhase(st *v1.WorkerStatus, e workerfsm.Event) {
+	_ = workerfsm.Apply(st, e)
 }

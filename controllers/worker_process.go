@@ -33,6 +33,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/worker/supervise"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 // reconcileProcess follows the process recorded in status: it watches it
@@ -73,7 +74,7 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 		r.procs.markRequested(key, id)
 		return r.stop(w, id)
 	}
-	w.Status.Phase = v1.WorkerRunning
+	setPhase(&w.Status, workerfsm.Alive)
 	return r.writeStatusIfChanged(ctx, w)
 }
 
@@ -174,7 +175,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 			return r.startFailed(ctx, w, fmt.Errorf("adopting pid %d: %w", w.Spec.Adopt.PID, err))
 		}
 		r.recordProcess(w, id, w.Status.LogFile, "")
-		w.Status.Phase = v1.WorkerRunning
+		setPhase(&w.Status, workerfsm.Started)
 		if err := r.writeStatus(ctx, w); err != nil {
 			return err
 		}
@@ -186,7 +187,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		return r.startFailed(ctx, w, fmt.Errorf("launching %q: %w", w.Spec.Command[0], err))
 	}
 	r.recordProcess(w, l.id, l.logFile, l.tmux)
-	w.Status.Phase = v1.WorkerRunning
+	setPhase(&w.Status, workerfsm.Started)
 	if manual {
 		w.Status.Restarts++
 	}
@@ -200,7 +201,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 
 func (r *WorkerReconciler) startFailed(ctx context.Context, w *v1.Worker, cause error) error {
 	clearProcess(&w.Status)
-	w.Status.Phase = v1.WorkerCrashed
+	setPhase(&w.Status, workerfsm.StartFailed)
 	if err := r.writeStatus(ctx, w, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", cause.Error())); err != nil {
 		return err
 	}
@@ -223,7 +224,7 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 			r.procs.forget(key, exit.Identity)
 			return nil
 		}
-		w.Status.Phase = v1.WorkerStopped
+		setPhase(&w.Status, workerfsm.Stopped)
 		if err := r.writeStatus(ctx, w); err != nil {
 			return err
 		}
@@ -267,15 +268,15 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 	var extra []metav1.Condition
 	switch {
 	case clean:
-		w.Status.Phase = v1.WorkerStopped
+		setPhase(&w.Status, workerfsm.Exited)
 	case l != nil:
 		r.recordProcess(w, l.id, l.logFile, l.tmux)
-		w.Status.Phase = v1.WorkerRunning
+		setPhase(&w.Status, workerfsm.CrashRestarted)
 		w.Status.Restarts++
 	case action == ActionNotifyOnly:
-		w.Status.Phase = v1.WorkerCrashLoop
+		setPhase(&w.Status, workerfsm.CrashLooped)
 	default:
-		w.Status.Phase = v1.WorkerCrashed
+		setPhase(&w.Status, workerfsm.Crashed)
 		if launchErr != nil {
 			extra = append(extra, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", launchErr.Error()))
 		}
@@ -303,16 +304,15 @@ func (r *WorkerReconciler) emitExit(w *v1.Worker, exit supervise.Exit, rec v1.Cr
 		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStopped, "Exit", "%s; %s", exit, hooks)
 		return
 	}
-	inWindow := CrashesInWindow(&w.Spec, &w.Status, r.now())
-	budget := fmt.Sprintf("crash %d of %d allowed within %s", inWindow, maxCrashes(&w.Spec), crashWindow(&w.Spec))
+	budget := workerfsm.Budget(&w.Spec, &w.Status, r.now())
 	switch {
 	case l != nil:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restarted as %s (%s)", exit, hooks, l.id, budget)
 	case action == ActionNotifyOnly:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly", "%s; %s; not restarted: CrashLoop", exit, hooks)
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventRestartsExhausted, "NotifyOnly",
-			"restarts exhausted: %d crashes within %s (maxCrashes %d); restart it by hand with `tether worker restart %s -n %s`",
-			inWindow, crashWindow(&w.Spec), maxCrashes(&w.Spec), w.Name, w.Namespace)
+			"restarts exhausted: %s (maxCrashes %d); restart it by hand with `tether worker restart %s -n %s`",
+			budget, maxCrashes(&w.Spec), w.Name, w.Namespace)
 	case launchErr != nil:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", exit, hooks, launchErr)
 	default:
@@ -326,19 +326,13 @@ func (r *WorkerReconciler) emitExit(w *v1.Worker, exit supervise.Exit, rec v1.Cr
 // spec.heartbeatTimeout the Worker is Lost and its Hooks are freed.
 func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker) (ctrl.Result, error) {
 	now := r.now()
-	if w.Status.LastHeartbeat == nil {
-		if w.Status.Phase == "" {
-			w.Status.Phase = v1.WorkerPending
-		}
+	switch workerfsm.HeartbeatEvent(&w.Spec, &w.Status, now) {
+	case workerfsm.AwaitingHeartbeat:
+		setPhase(&w.Status, workerfsm.AwaitingHeartbeat)
 		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
-	}
-	// status times have a resolution of one second and are truncated, so
-	// the heartbeat may be up to a second younger than recorded.
-	due := w.Status.LastHeartbeat.Add(heartbeatTimeout(&w.Spec) + time.Second)
-	if now.Before(due) {
-		if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending || w.Status.Phase == v1.WorkerLost {
-			w.Status.Phase = v1.WorkerRunning
-		}
+	case workerfsm.Heartbeat:
+		setPhase(&w.Status, workerfsm.Heartbeat)
+		due := workerfsm.HeartbeatDue(&w.Spec, &w.Status)
 		return ctrl.Result{RequeueAfter: due.Sub(now)}, r.writeStatusIfChanged(ctx, w)
 	}
 	if w.Status.Phase == v1.WorkerLost {
@@ -351,7 +345,7 @@ func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker)
 	}
 	rec := v1.CrashRecord{Time: metav1.NewTime(now), PID: w.Status.PID, Reason: ReasonHeartbeatExpired, Hook: heldNames(held), Held: held}
 	appendCrash(&w.Status, rec)
-	w.Status.Phase = v1.WorkerLost
+	setPhase(&w.Status, workerfsm.HeartbeatExpired)
 	if err := r.writeStatus(ctx, w); err != nil {
 		return ctrl.Result{}, err
 	}

@@ -25,6 +25,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 func condition(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
@@ -41,10 +42,10 @@ func conditionsFor(w *v1.Worker, now time.Time) []metav1.Condition {
 		ready = condition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonProcessRunning, msg)
 	}
 	loop := condition(v1.ConditionCrashLoop, metav1.ConditionFalse, v1.ReasonWithinBudget,
-		fmt.Sprintf("%d of %d crashes within %s", CrashesInWindow(&w.Spec, &w.Status, now), maxCrashes(&w.Spec), crashWindow(&w.Spec)))
+		workerfsm.Budget(&w.Spec, &w.Status, now))
 	if w.Status.Phase == v1.WorkerCrashLoop {
 		loop = condition(v1.ConditionCrashLoop, metav1.ConditionTrue, v1.ReasonRestartsExhausted,
-			fmt.Sprintf("more than %d crashes within %s; restart by hand with `tether worker restart %s -n %s`", maxCrashes(&w.Spec)-1, crashWindow(&w.Spec), w.Name, w.Namespace))
+			fmt.Sprintf("%s; restart by hand with `tether worker restart %s -n %s`", workerfsm.Budget(&w.Spec, &w.Status, now), w.Name, w.Namespace))
 	}
 	if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending {
 		if w.Spec.Template != nil || len(w.Spec.Command) == 0 && w.Spec.Adopt == nil {

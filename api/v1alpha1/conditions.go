@@ -28,6 +28,10 @@ const (
 	ConditionProcessAlive = "ProcessAlive"
 	// ConditionCrashLoop is true when a Worker exhausted its automatic restarts.
 	ConditionCrashLoop = "CrashLoop"
+	// ConditionHistoryConsistent is true when a Hook's state, step results
+	// and counters agree with the replay of its history; false names the
+	// fields that disagree, which are not to be trusted.
+	ConditionHistoryConsistent = "HistoryConsistent"
 	// ConditionSnapshotAvailable is true when a Checkpoint's workspace snapshot can be restored.
 	ConditionSnapshotAvailable = "SnapshotAvailable"
 )
@@ -64,6 +68,11 @@ const (
 	// ReasonInvalidStatus means the Hook's status is inconsistent with its
 	// spec, so the state machine cannot advance it.
 	ReasonInvalidStatus = "InvalidStatus"
+	// ReasonHistoryMatches means the status is what the history replays to.
+	ReasonHistoryMatches = "HistoryMatches"
+	// ReasonHistoryMismatch means fields of the status disagree with the
+	// replay of the history, as after a hand edit of the status.
+	ReasonHistoryMismatch = "HistoryMismatch"
 	// ReasonRetentionExpired means a terminal Hook outlived its retention
 	// time-to-live and was deleted.
 	ReasonRetentionExpired = "RetentionExpired"

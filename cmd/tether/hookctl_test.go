@@ -35,6 +35,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
@@ -247,22 +248,10 @@ func TestRunRecoversAStaleHookAndCollectsExpiredOnes(t *testing.T) {
 		return exists(t, c, h, "task") && h.Status.State == v1.HookStepPending
 	})
 	for _, e := range []hookfsm.Event{hookfsm.Begin, hookfsm.Validate, hookfsm.Pass, hookfsm.Begin} {
-		for {
-			if !exists(t, c, h, "task") {
-				t.Fatal("hook vanished")
-			}
-			st, err := hookfsm.Apply(h, hookfsm.Input{Event: e, Now: metav1.Now(), Actor: "e2e"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			h.Status = *st
-			err = c.Status().Update(ctx, h)
-			if err == nil {
-				break
-			}
-			if !apierrors.IsConflict(err) {
-				t.Fatal(err)
-			}
+		var err error
+		if h, _, err = hookwrite.Transition(ctx, c, client.ObjectKey{Namespace: "default", Name: "task"}, hookwrite.Input(hookfsm.Input{Event: e}),
+			hookwrite.Options{Actor: "e2e"}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	due := h.Status.LastHeartbeat.Add(2 * time.Second)

@@ -37,6 +37,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
@@ -224,7 +225,8 @@ func processesRunning(t *testing.T, argv ...string) int {
 }
 
 // TestWorkerRestartsWithinItsBudget kills a supervised `sleep` with
-// SIGKILL four times: three restarts, then CrashLoop, then a manual restart.
+// SIGKILL three times: with maxCrashes 3, crashes 1 and 2 are restarted and
+// crash 3 is not (CrashLoop); then a manual restart.
 func TestWorkerRestartsWithinItsBudget(t *testing.T) {
 	e := newWorkerEnv(t)
 	e.create(sleeper("agent", 100001, true))
@@ -238,7 +240,7 @@ func TestWorkerRestartsWithinItsBudget(t *testing.T) {
 		return strings.Contains(out, "worker=agent store=set")
 	})
 
-	for i := 1; i <= 4; i++ {
+	for i := 1; i <= 3; i++ {
 		old := w.Status.PID
 		kill9(t, old)
 		e.waitFor(10*time.Second, fmt.Sprintf("crash %d to be recorded", i), func() bool {
@@ -249,7 +251,7 @@ func TestWorkerRestartsWithinItsBudget(t *testing.T) {
 		if c.PID != old || c.Reason != supervise.ReasonSignaled || c.Signal == nil || *c.Signal != 9 {
 			t.Fatalf("crash %d = %+v; want pid %d killed by signal 9", i, c, old)
 		}
-		if i < 4 {
+		if i < 3 {
 			if !c.Restarted {
 				t.Fatalf("crash %d was not restarted: %+v", i, c)
 			}
@@ -257,10 +259,11 @@ func TestWorkerRestartsWithinItsBudget(t *testing.T) {
 			continue
 		}
 		if c.Restarted || w.Status.Phase != v1.WorkerCrashLoop || w.Status.PID != 0 {
-			t.Fatalf("4th crash: phase %s pid %d restarted %v; want CrashLoop, no process", w.Status.Phase, w.Status.PID, c.Restarted)
+			t.Fatalf("3rd crash: phase %s pid %d restarted %v; want CrashLoop, no process", w.Status.Phase, w.Status.PID, c.Restarted)
 		}
-		if cond := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionCrashLoop); cond == nil || cond.Status != metav1.ConditionTrue || cond.ObservedGeneration != w.Generation {
-			t.Fatalf("CrashLoop condition = %+v", cond)
+		if cond := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionCrashLoop); cond == nil || cond.Status != metav1.ConditionTrue ||
+			cond.ObservedGeneration != w.Generation || !strings.HasPrefix(cond.Message, "3 crashes in 10m0s;") {
+			t.Fatalf("CrashLoop condition = %+v; want True, saying 3 crashes in 10m0s", cond)
 		}
 	}
 	if n := len(e.events("agent", "WorkerCrashed")); n < 1 {
@@ -268,14 +271,14 @@ func TestWorkerRestartsWithinItsBudget(t *testing.T) {
 	}
 	e.waitFor(10*time.Second, "a RestartsExhausted Event naming the manual restart", func() bool {
 		for _, ev := range e.events("agent", "RestartsExhausted") {
-			if ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, "tether worker restart agent") {
+			if ev.Type == corev1.EventTypeWarning && strings.Contains(ev.Message, "3 crashes in 10m0s") && strings.Contains(ev.Message, "tether worker restart agent") {
 				return true
 			}
 		}
 		return false
 	})
-	if w.Status.Restarts != 3 {
-		t.Fatalf("restarts = %d, want 3", w.Status.Restarts)
+	if w.Status.Restarts != 2 {
+		t.Fatalf("restarts = %d, want 2", w.Status.Restarts)
 	}
 
 	out, stderr, code := e.tether("worker", "restart", "agent")
@@ -283,7 +286,7 @@ func TestWorkerRestartsWithinItsBudget(t *testing.T) {
 		t.Fatalf("worker restart: exit %d, %q %q", code, out, stderr)
 	}
 	w = e.waitRunning("agent", 0)
-	if w.Status.Restarts != 4 || w.Status.WindowStart == nil {
+	if w.Status.Restarts != 3 || w.Status.WindowStart == nil {
 		t.Fatalf("after worker restart: restarts %d, windowStart %v", w.Status.Restarts, w.Status.WindowStart)
 	}
 	// The manual restart reset the window: the next crash is restarted again.
@@ -312,14 +315,9 @@ func TestCrashFreesTheHook(t *testing.T) {
 	if out, stderr, code := e.tether("claim", "fix-login", "--worker", "first"); code != 0 || out != "hook.agents.tether.dev/fix-login\n" {
 		t.Fatalf("claim: exit %d %q %q", code, out, stderr)
 	}
-	h = e.hook("fix-login")
-	claimed := h.Generation
-	st, err := hookfsm.Apply(h, hookfsm.Input{Event: hookfsm.Begin, Now: metav1.Now(), Actor: "first", WorkingOn: "reproducing"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h.Status = *st
-	if err := e.c.Status().Update(context.Background(), h); err != nil {
+	claimed := e.hook("fix-login").Generation
+	if _, _, err := hookwrite.Transition(context.Background(), e.c, client.ObjectKey{Namespace: "default", Name: "fix-login"},
+		hookwrite.Input(hookfsm.Input{Event: hookfsm.Begin, WorkingOn: "reproducing"}), hookwrite.Options{Actor: "first"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, stderr, code := e.tether("claim", "fix-login", "--worker", "second"); code != 2 || !strings.Contains(stderr, "held by worker first") {

@@ -26,15 +26,14 @@ import (
 
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/printers"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/gitchanges"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
 
 // ActorEnv names who the CLI acts for in status.history; default ActorDefault.
@@ -109,36 +108,16 @@ func (v *hookVerb) show(b *Backend, hook *v1.Hook) error {
 	return err
 }
 
-// inputFunc builds the event to apply to the freshly read hook; it may
-// refuse with an error, which changes nothing.
-type inputFunc func(hook *v1.Hook) (hookfsm.Input, error)
-
-// transition reads the Hook, applies the event that build returns through
-// the state machine and writes the status with the resourceVersion it read,
-// retrying from the read on a conflict. A rejected event writes nothing.
-func transition(ctx context.Context, b *Backend, name string, build inputFunc) (*v1.Hook, error) {
-	var hook *v1.Hook
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		h := &v1.Hook{}
-		if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, h); err != nil {
-			return err
-		}
-		in, err := build(h)
-		if err != nil {
-			return err
-		}
-		in.Now, in.Actor = metav1.Now(), actor()
-		st, err := hookfsm.Apply(h, in)
-		if err != nil {
-			return err
-		}
-		h.Status = *st
-		if err := b.Client.Status().Update(ctx, h); err != nil {
-			return err
-		}
-		hook = h
-		return nil
-	})
+// transition performs one Hook transition through hookwrite: read, apply
+// the event that build returns, write with retry-on-conflict, and record an
+// Event naming the actor. A rejected event writes nothing.
+func transition(ctx context.Context, b *Backend, name string, build hookwrite.Build) (*v1.Hook, error) {
+	rec, err := b.Recorder()
+	if err != nil {
+		return nil, err
+	}
+	hook, _, err := hookwrite.Transition(ctx, b.Client, client.ObjectKey{Namespace: b.Namespace, Name: name}, build,
+		hookwrite.Options{Actor: actor(), Recorder: rec})
 	if err != nil {
 		return nil, explainHookErr(name, err)
 	}

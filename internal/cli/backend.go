@@ -19,6 +19,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -56,10 +57,17 @@ type Backend struct {
 	RESTConfig *rest.Config
 
 	close func() error
+
+	// events is the recorder Recorder creates; Close flushes it.
+	events     *flushingRecorder
+	eventsErr  error
+	eventsOnce sync.Once
 }
 
-// Close releases the store's files; it is a no-op in cluster mode.
+// Close writes the Events recorded through Recorder and releases the
+// store's files.
 func (b *Backend) Close() error {
+	b.flushEvents()
 	if b.close == nil {
 		return nil
 	}

@@ -24,9 +24,10 @@ import (
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
+	"github.com/tether-dev/tether/internal/worker/workerwrite"
 )
 
 func newWorkerCommand(g *GlobalOptions) *cobra.Command {
@@ -38,24 +39,16 @@ func newWorkerCommand(g *GlobalOptions) *cobra.Command {
 	return cmd
 }
 
-// updateWorkerStatus applies mutate to the Worker's status and writes it,
-// re-reading on a conflict.
-func updateWorkerStatus(cmd *cobra.Command, g *GlobalOptions, name string, mutate func(w *v1.Worker) error) error {
+// updateWorkerStatus applies mutate to the Worker's status and writes it
+// through workerwrite, re-reading on a conflict.
+func updateWorkerStatus(cmd *cobra.Command, g *GlobalOptions, name string, mutate workerwrite.Mutate) error {
 	b, err := g.Backend(cmd.Context())
 	if err != nil {
 		return err
 	}
 	defer func() { _ = b.Close() }()
-	w := &v1.Worker{}
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		if err := b.Client.Get(cmd.Context(), types.NamespacedName{Namespace: b.Namespace, Name: name}, w); err != nil {
-			return err
-		}
-		if err := mutate(w); err != nil {
-			return err
-		}
-		return b.Client.Status().Update(cmd.Context(), w)
-	})
+	_, err = workerwrite.Update(cmd.Context(), b.Client, types.NamespacedName{Namespace: b.Namespace, Name: name}, mutate)
+	return err
 }
 
 func newWorkerRestartCommand(g *GlobalOptions) *cobra.Command {
@@ -76,8 +69,8 @@ The restart happens when tether run serving the Worker sees the request.`,
 					return fmt.Errorf("worker %s runs on host %s: restart it there", w.Name, w.Status.Host)
 				}
 				now := metav1.NewTime(time.Now())
-				w.Status.Phase, w.Status.WindowStart = v1.WorkerRestarting, &now
-				return nil
+				w.Status.WindowStart = &now
+				return workerfsm.Apply(&w.Status, workerfsm.RestartRequested)
 			})
 			if err != nil {
 				return err
@@ -106,10 +99,7 @@ holds are freed, like a Kubernetes node whose lease expired.`,
 			err = updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
 				now := metav1.NewMicroTime(time.Now())
 				w.Status.LastHeartbeat, w.Status.Host = &now, host
-				if w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending || w.Status.Phase == v1.WorkerLost {
-					w.Status.Phase = v1.WorkerRunning
-				}
-				return nil
+				return workerfsm.Apply(&w.Status, workerfsm.Heartbeat)
 			})
 			return err
 		},

@@ -61,9 +61,9 @@ func pick(r *rand.Rand, s v1.HookState) hookfsm.Event {
 
 // TestFoldReplaysRandomRuns is a property test: over random sequences of
 // events, valid and invalid, Apply accepts exactly what Allowed says and
-// rejects the rest with a TransitionError, keeps every transition counted, and
+// rejects the rest with a TransitionError, keeps every transition counted,
 // Fold of the (possibly truncated) history gives the status's state, step
-// and attempt.
+// and attempt, and CheckHistory finds no disagreement.
 func TestFoldReplaysRandomRuns(t *testing.T) {
 	crashes := []v1.CrashType{v1.CrashStaleHeartbeat, v1.CrashValidationInterrupted, v1.CrashAssigneeLost, v1.CrashContextCompacted, v1.CrashManual}
 	truncated := 0
@@ -109,6 +109,9 @@ func TestFoldReplaysRandomRuns(t *testing.T) {
 			}
 			if err != nil || gotState != stateOr(st.State) || gotStep != step || gotAttempt != attempt {
 				t.Fatalf("seed %d after %s: Fold = %s %d %d %v, status %s %d %d", seed, in.Event, gotState, gotStep, gotAttempt, err, st.State, step, attempt)
+			}
+			if ds := hookfsm.CheckHistory(hook); len(ds) != 0 {
+				t.Fatalf("seed %d after %s: CheckHistory of a status Apply wrote: %s", seed, in.Event, hookfsm.Summary(ds))
 			}
 		}
 		if hook.Status.HistoryDropped > 0 {

@@ -95,6 +95,7 @@ func Render(hook *v1.Hook, opts Options) []byte {
 	}
 	r := &renderer{hook: hook, status: status, opts: opts}
 	r.header()
+	r.historyCheck()
 	r.summary()
 	r.suspended()
 	r.interruption()
@@ -128,6 +129,23 @@ func (r *renderer) header() {
 	if h.Spec.Workspace != "" {
 		r.printf("**Workspace:** `%s`\n\n", h.Spec.Workspace)
 	}
+}
+
+// historyCheck warns, before anything else, when the status disagrees
+// with the replay of its history (hookfsm.CheckHistory): those fields were
+// not written by tether's transitions and are not to be trusted.
+func (r *renderer) historyCheck() {
+	ds := hookfsm.CheckHistory(r.hook)
+	if len(ds) == 0 {
+		return
+	}
+	r.printf("## WARNING: the status disagrees with its history\n\n")
+	r.printf("These fields do not match a replay of `status.history` (condition HistoryConsistent=False),\n")
+	r.printf("for example after a hand edit. **Do not trust them**; check the work itself before going on:\n\n")
+	for _, d := range ds {
+		r.printf("- `%s` is %s; history says %s\n", d.Field, oneLine(d.Recorded), oneLine(d.Replayed))
+	}
+	r.printf("\n")
 }
 
 func (r *renderer) summary() {

@@ -1,0 +1,277 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package hookwrite performs Hook transitions: it reads a Hook, applies one
+// event through the pure state machine in hookfsm, writes the status back
+// with retry-on-conflict and records an Event on the Hook naming the actor.
+//
+// It is the one way to change a Hook's status. The agent verbs call
+// Transition. The Hook reconciler, which applies its phases in memory and
+// writes once per reconcile, calls Apply and Emit, the pure and the
+// recording halves of the same step, so both follow one encoding.
+package hookwrite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
+)
+
+// Options say who performs a transition, how it is reported and when.
+type Options struct {
+	// Actor names who causes the transition in status.history and in the
+	// Event: a CLI user, a Worker or a controller.
+	Actor string
+	// Recorder records the Event of the transition; nil records none.
+	Recorder events.EventRecorder
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+// Event is the Kubernetes Event that reports a transition.
+type Event struct {
+	// Type is corev1.EventTypeNormal or corev1.EventTypeWarning.
+	Type string
+	// Reason is the CamelCase reason, one per hookfsm event (per crash type
+	// for an interruption).
+	Reason string
+	// Action is what was done, in CamelCase: the hookfsm event.
+	Action string
+	// Note is the human-readable text; it names the actor.
+	Note string
+}
+
+// Result is the outcome of one transition.
+type Result struct {
+	// From is the state before the transition.
+	From v1.HookState
+	// To is the state after it.
+	To v1.HookState
+	// Changed is false when the event left the status as it was, as a
+	// repeated interruption does.
+	Changed bool
+	// Event reports the transition; nil when nothing worth an Event
+	// happened (a heartbeat, or no change).
+	Event *Event
+}
+
+// Event reasons of Hook transitions. Interruptions use the crash type's
+// condition reason (see CrashReason).
+const (
+	// ReasonInitialized reports initialize.
+	ReasonInitialized = "Initialized"
+	// ReasonStepBegun reports begin.
+	ReasonStepBegun = "StepBegun"
+	// ReasonValidationStarted reports validate.
+	ReasonValidationStarted = "ValidationStarted"
+	// ReasonStepPassed reports a pass that moves to the next step.
+	ReasonStepPassed = "StepPassed"
+	// ReasonCompleted reports a pass of the last step.
+	ReasonCompleted = "Completed"
+	// ReasonValidationFailed reports fail_validation.
+	ReasonValidationFailed = "ValidationFailed"
+	// ReasonAwaitingHuman reports await.
+	ReasonAwaitingHuman = v1.ReasonAwaitingHuman
+	// ReasonResumed reports resume.
+	ReasonResumed = "Resumed"
+	// ReasonAbandoned reports abandon.
+	ReasonAbandoned = v1.ReasonAbandoned
+	// ReasonFailed reports fail.
+	ReasonFailed = v1.ReasonFailed
+)
+
+var crashReasons = map[v1.CrashType]string{
+	v1.CrashStaleHeartbeat:        v1.ReasonHeartbeatExpired,
+	v1.CrashValidationInterrupted: v1.ReasonValidationInterrupted,
+	v1.CrashAssigneeLost:          v1.ReasonAssigneeLost,
+	v1.CrashContextCompacted:      v1.ReasonContextCompacted,
+	v1.CrashManual:                v1.ReasonManualRecovery,
+}
+
+// CrashReason is the condition and Event reason of an interruption of crash
+// type t; ReasonManualRecovery for a type it does not know.
+func CrashReason(t v1.CrashType) string {
+	if r, ok := crashReasons[t]; ok {
+		return r
+	}
+	return v1.ReasonManualRecovery
+}
+
+// Apply applies in to hook in memory, as Transition does between its read
+// and its write: it sets the input's time and actor from opts, runs
+// hookfsm.Apply and, on success, replaces hook.Status. It returns what
+// happened and the Event that reports it. A rejected event leaves hook as
+// it was and returns hookfsm's error.
+func Apply(hook *v1.Hook, in hookfsm.Input, opts Options) (Result, error) {
+	in.Now = metav1.NewTime(opts.now())
+	in.Actor = opts.Actor
+	from := stateOr(hook.Status.State)
+	n := len(hook.Status.History) + int(hook.Status.HistoryDropped)
+	st, err := hookfsm.Apply(hook, in)
+	if err != nil {
+		return Result{}, err
+	}
+	changed := len(st.History)+int(st.HistoryDropped) != n
+	hook.Status = *st
+	res := Result{From: from, To: stateOr(st.State), Changed: changed || in.Event == hookfsm.Heartbeat}
+	if changed {
+		res.Event = eventOf(hook, in, from)
+	}
+	return res, nil
+}
+
+// eventOf describes the transition just applied to hook.
+func eventOf(hook *v1.Hook, in hookfsm.Input, from v1.HookState) *Event {
+	to := stateOr(hook.Status.State)
+	e := &Event{Type: corev1.EventTypeNormal, Action: camel(in.Event)}
+	switch in.Event {
+	case hookfsm.Initialize:
+		e.Reason = ReasonInitialized
+	case hookfsm.Begin:
+		e.Reason = ReasonStepBegun
+		if from == v1.HookRecovering {
+			e.Reason = ReasonResumed
+		}
+	case hookfsm.Validate:
+		e.Reason = ReasonValidationStarted
+	case hookfsm.Pass:
+		e.Reason = ReasonStepPassed
+		if to == v1.HookCompleted {
+			e.Reason = ReasonCompleted
+		}
+	case hookfsm.FailValidation:
+		e.Type, e.Reason = corev1.EventTypeWarning, ReasonValidationFailed
+	case hookfsm.Await:
+		e.Reason = ReasonAwaitingHuman
+	case hookfsm.Resume:
+		e.Reason = ReasonResumed
+	case hookfsm.Interrupt:
+		e.Type, e.Reason = corev1.EventTypeWarning, CrashReason(in.Crash.Type)
+	case hookfsm.Abandon:
+		e.Type, e.Reason = corev1.EventTypeWarning, ReasonAbandoned
+	case hookfsm.Fail:
+		e.Type, e.Reason = corev1.EventTypeWarning, ReasonFailed
+	}
+	if to == v1.HookFailed {
+		e.Type = corev1.EventTypeWarning
+	}
+	actor := in.Actor
+	if actor == "" {
+		actor = "an unnamed actor"
+	}
+	e.Note = fmt.Sprintf("%s by %s: %s → %s; now %s", in.Event, actor, from, to, hookfsm.Describe(hook))
+	if in.Message != "" {
+		e.Note += ": " + in.Message
+	}
+	return e
+}
+
+// Emit records e about hook with rec; it does nothing when either is nil.
+func Emit(rec events.EventRecorder, hook *v1.Hook, e *Event) {
+	if rec == nil || e == nil {
+		return
+	}
+	rec.Eventf(hook, nil, e.Type, e.Reason, e.Action, "%s", e.Note)
+}
+
+// Build returns the input to apply to the Hook just read; an error
+// refuses the transition and writes nothing.
+type Build func(hook *v1.Hook) (hookfsm.Input, error)
+
+// Transition reads the Hook key with c, applies the input that build
+// returns for it, and writes the status under the resourceVersion it read,
+// starting again from the read on a conflict. It records the transition's
+// Event once the write succeeded and returns the Hook as written. A
+// rejected event, or an error from build or the client, writes nothing
+// and is returned as is.
+func Transition(ctx context.Context, c client.Client, key client.ObjectKey, build Build, opts Options) (*v1.Hook, Result, error) {
+	var hook *v1.Hook
+	var res Result
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h := &v1.Hook{}
+		if err := c.Get(ctx, key, h); err != nil {
+			return err
+		}
+		in, err := build(h)
+		if err != nil {
+			return err
+		}
+		r, err := Apply(h, in, opts)
+		if err != nil {
+			return err
+		}
+		if r.Changed {
+			if err := c.Status().Update(ctx, h); err != nil {
+				return err
+			}
+		}
+		hook, res = h, r
+		return nil
+	})
+	if err != nil {
+		return nil, Result{}, err
+	}
+	Emit(opts.Recorder, hook, res.Event)
+	return hook, res, nil
+}
+
+// Input is a Build that always returns in.
+func Input(in hookfsm.Input) Build {
+	return func(*v1.Hook) (hookfsm.Input, error) { return in, nil }
+}
+
+func stateOr(s v1.HookState) v1.HookState {
+	if s == "" {
+		return v1.HookInitializing
+	}
+	return s
+}
+
+// camel turns an event such as fail_validation into FailValidation, the
+// CamelCase an Event's action takes.
+func camel(e hookfsm.Event) string {
+	out := make([]byte, 0, len(e))
+	upper := true
+	for i := 0; i < len(e); i++ {
+		c := e[i]
+		if c == '_' {
+			upper = true
+			continue
+		}
+		if upper && c >= 'a' && c <= 'z' {
+			c -= 'a' - 'A'
+		}
+		upper = false
+		out = append(out, c)
+	}
+	return string(out)
+}
