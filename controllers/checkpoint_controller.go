@@ -281,6 +281,7 @@ func setupCheckpoints(mgr ctrl.Manager, opts Options) error {
 	}
 	interval := &IntervalCheckpointReconciler{
 		Client: mgr.GetClient(),
+		Reader: mgr.GetAPIReader(),
 		Events: mgr.GetEventRecorder(CheckpointControllerName),
 		Config: opts.Config,
 	}

@@ -34,6 +34,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
 
 // IntervalCheckpointReconciler takes a Hook's interval checkpoints: while
@@ -147,19 +148,15 @@ func IntervalDue(hook *v1.Hook, interval time.Duration) time.Time {
 // markChecked records that the interval checkpoint looked at the workspace
 // at t and took nothing, so the next look is an interval later.
 func (r *IntervalCheckpointReconciler) markChecked(ctx context.Context, key client.ObjectKey, t time.Time) error {
-	hook := &v1.Hook{}
-	var reader client.Reader = r.Client
+	c := client.Client(r.Client)
 	if r.Reader != nil {
-		reader = r.Reader
+		c = uncached{Client: r.Client, reader: r.Reader}
 	}
-	if err := reader.Get(ctx, key, hook); err != nil {
-		return client.IgnoreNotFound(err)
-	}
-	hook.Status.IntervalCheckedAt = &metav1.Time{Time: t}
-	if err := r.Client.Status().Update(ctx, hook); err != nil && !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-		return err
-	}
-	return nil
+	_, err := hookwrite.UpdateStatus(ctx, c, key, func(h *v1.Hook) (bool, error) {
+		h.Status.IntervalCheckedAt = &metav1.Time{Time: t}
+		return true, nil
+	})
+	return client.IgnoreNotFound(err)
 }
 
 func (r *IntervalCheckpointReconciler) now() time.Time {

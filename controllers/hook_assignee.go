@@ -20,10 +20,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -31,6 +31,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
 
 // HookAssigneeField indexes Hooks in the cache by spec.assignee, so that a
@@ -159,11 +160,11 @@ func (r *HookReconciler) reconcileAssignee(loss *assigneeLoss) func(context.Cont
 		if loss == nil || s.invalid != nil || s.hook.Status.State == v1.HookRecovering {
 			return nil
 		}
-		st, err := hookfsm.Apply(s.hook, hookfsm.Input{
-			Event: hookfsm.Interrupt, Now: metav1.NewTime(s.now), Actor: HookControllerName,
+		res, err := hookwrite.Apply(s.hook, hookfsm.Input{
+			Event:   hookfsm.Interrupt,
 			Message: fmt.Sprintf("worker %s died: %s", loss.worker, loss.why),
 			Crash:   &hookfsm.Crash{Type: v1.CrashAssigneeLost},
-		})
+		}, hookwrite.Options{Actor: HookControllerName, Now: func() time.Time { return s.now }})
 		if err != nil {
 			var invalid *hookfsm.InvalidError
 			if errors.As(err, &invalid) {
@@ -171,8 +172,9 @@ func (r *HookReconciler) reconcileAssignee(loss *assigneeLoss) func(context.Cont
 			}
 			return err
 		}
-		s.hook.Status = *st
-		s.transitioned = true
+		// freeAssignee's AssigneeLost Event reports this transition, with
+		// the assignee it cleared, so the transition's own is not recorded.
+		s.transitioned = s.transitioned || res.Changed
 		return nil
 	}
 }

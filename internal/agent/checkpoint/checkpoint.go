@@ -29,12 +29,12 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
 
 // Finalizer is on every Checkpoint: the Checkpoint reconciler deletes the
@@ -177,37 +177,22 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 // update conditioned on the resourceVersion read, retried on conflict, so
 // two concurrent checkpoints never get the same number.
 func allocate(ctx context.Context, c client.Client, key client.ObjectKey) (int64, *v1.Hook, error) {
-	var seq int64
-	var hook *v1.Hook
-	err := retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		h := &v1.Hook{}
-		if err := c.Get(ctx, key, h); err != nil {
-			return err
-		}
+	hook, err := hookwrite.UpdateStatus(ctx, c, key, func(h *v1.Hook) (bool, error) {
 		h.Status.CheckpointSeq++
-		if err := c.Status().Update(ctx, h); err != nil {
-			return err
-		}
-		seq, hook = h.Status.CheckpointSeq, h
-		return nil
+		return true, nil
 	})
 	if err != nil {
 		return 0, nil, fmt.Errorf("hook %q: allocating a checkpoint sequence number: %w", key.Name, err)
 	}
-	return seq, hook, nil
+	return hook.Status.CheckpointSeq, hook, nil
 }
 
 // recordLast sets the Hook's status.lastCheckpoint to cp unless a newer
-// checkpoint is recorded already. It is the one status write of a
-// checkpoint's outcome, retried on conflict.
+// checkpoint is recorded already.
 func recordLast(ctx context.Context, c client.Client, key client.ObjectKey, cp *v1.Checkpoint, at time.Time) error {
-	return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		h := &v1.Hook{}
-		if err := c.Get(ctx, key, h); err != nil {
-			return err
-		}
+	_, err := hookwrite.UpdateStatus(ctx, c, key, func(h *v1.Hook) (bool, error) {
 		if last := h.Status.LastCheckpoint; last != nil && last.Seq >= cp.Spec.Seq {
-			return nil
+			return false, nil
 		}
 		last := &v1.LastCheckpoint{
 			Name: cp.Name, Seq: cp.Spec.Seq, Time: metav1.NewTime(at),
@@ -217,8 +202,9 @@ func recordLast(ctx context.Context, c client.Client, key client.ObjectKey, cp *
 			last.SnapshotCommit, last.SnapshotTree = g.SnapshotCommit, g.SnapshotTree
 		}
 		h.Status.LastCheckpoint = last
-		return c.Status().Update(ctx, h)
+		return true, nil
 	})
+	return err
 }
 
 // newCheckpoint is the Checkpoint object of a capture.

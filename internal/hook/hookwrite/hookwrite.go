@@ -214,34 +214,58 @@ type Build func(hook *v1.Hook) (hookfsm.Input, error)
 // rejected event, or an error from build or the client, writes nothing
 // and is returned as is.
 func Transition(ctx context.Context, c client.Client, key client.ObjectKey, build Build, opts Options) (*v1.Hook, Result, error) {
-	var hook *v1.Hook
 	var res Result
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		h := &v1.Hook{}
-		if err := c.Get(ctx, key, h); err != nil {
-			return err
-		}
+	hook, err := UpdateStatus(ctx, c, key, func(h *v1.Hook) (bool, error) {
 		in, err := build(h)
 		if err != nil {
-			return err
+			return false, err
 		}
 		r, err := Apply(h, in, opts)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if r.Changed {
-			if err := c.Status().Update(ctx, h); err != nil {
-				return err
-			}
-		}
-		hook, res = h, r
-		return nil
+		res = r
+		return r.Changed, nil
 	})
 	if err != nil {
 		return nil, Result{}, err
 	}
 	Emit(opts.Recorder, hook, res.Event)
 	return hook, res, nil
+}
+
+// Mutate changes the status of the Hook just read and reports whether it
+// changed anything; an error writes nothing.
+type Mutate func(hook *v1.Hook) (changed bool, err error)
+
+// UpdateStatus is the one read-modify-write of a Hook's status: it reads
+// the Hook key with c, lets mutate change it, and writes the status under
+// the resourceVersion it read, starting again from the read on a
+// conflict. Nothing is written when mutate changes nothing. It returns
+// the Hook as last read or written.
+func UpdateStatus(ctx context.Context, c client.Client, key client.ObjectKey, mutate Mutate) (*v1.Hook, error) {
+	var hook *v1.Hook
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h := &v1.Hook{}
+		if err := c.Get(ctx, key, h); err != nil {
+			return err
+		}
+		changed, err := mutate(h)
+		if err != nil {
+			return err
+		}
+		if changed {
+			if err := c.Status().Update(ctx, h); err != nil {
+				return err
+			}
+		}
+		hook = h
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return hook, nil
 }
 
 // Input is a Build that always returns in.
