@@ -110,7 +110,8 @@ func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	if err := r.setReady(ctx, cp); err != nil {
 		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
-			return ctrl.Result{Requeue: true}, nil
+			// The watch event of the newer version brings it back.
+			return ctrl.Result{}, nil
 		}
 		return ctrl.Result{}, err
 	}

@@ -88,7 +88,7 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 		return ctrl.Result{RequeueAfter: due.Sub(now)}, nil
 	}
 
-	c := client.Client(r.Client)
+	c := r.Client
 	if r.Reader != nil {
 		c = uncached{Client: r.Client, reader: r.Reader}
 	}
@@ -117,7 +117,8 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 		return ctrl.Result{RequeueAfter: interval}, nil
 	default:
 		if apierrors.IsConflict(err) {
-			return ctrl.Result{Requeue: true}, nil
+			// The watch event of the newer version brings it back.
+			return ctrl.Result{}, nil
 		}
 		if werr := r.markChecked(ctx, req.NamespacedName, now); werr != nil {
 			return ctrl.Result{}, werr
@@ -148,7 +149,7 @@ func IntervalDue(hook *v1.Hook, interval time.Duration) time.Time {
 // markChecked records that the interval checkpoint looked at the workspace
 // at t and took nothing, so the next look is an interval later.
 func (r *IntervalCheckpointReconciler) markChecked(ctx context.Context, key client.ObjectKey, t time.Time) error {
-	c := client.Client(r.Client)
+	c := r.Client
 	if r.Reader != nil {
 		c = uncached{Client: r.Client, reader: r.Reader}
 	}

@@ -48,8 +48,6 @@ const (
 
 func maxCrashes(spec *v1.WorkerSpec) int { return workerfsm.MaxCrashes(spec) }
 
-func crashWindow(spec *v1.WorkerSpec) time.Duration { return workerfsm.CrashWindow(spec) }
-
 func heartbeatTimeout(spec *v1.WorkerSpec) time.Duration { return workerfsm.HeartbeatTimeout(spec) }
 
 // CrashesInWindow is workerfsm.CrashesInWindow.

@@ -111,7 +111,7 @@ func TestCheckpointTriggersEndToEnd(t *testing.T) {
 				t.Errorf("pullRequest = %q", cp.Spec.PullRequest)
 			}
 		}},
-		{"pre_compact by workspace", []string{"checkpoint", "--workspace", filepath.Join(e.workspace), "--trigger", "pre_compact"}, v1.TriggerPreCompact, nil},
+		{"pre_compact by workspace", []string{"checkpoint", "--workspace", e.workspace, "--trigger", "pre_compact"}, v1.TriggerPreCompact, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

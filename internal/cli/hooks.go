@@ -37,7 +37,7 @@ var hooksFlags = []struct {
 	{"cluster", false}, {"kubeconfig", true}, {"context", false},
 }
 
-func newHooksCommand(g *GlobalOptions) *cobra.Command {
+func newHooksCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "hooks",
 		Short: "Install or remove the git hooks that take checkpoints",

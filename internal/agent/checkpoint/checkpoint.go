@@ -160,7 +160,7 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 		}
 		// The object could not be stored: its ref must not outlive it.
 		if derr := snapshot.DeleteRef(context.WithoutCancel(ctx), ws, res.Ref, res.Commit); derr != nil {
-			err = fmt.Errorf("%w (and deleting the ref %s failed: %v)", err, res.Ref, derr)
+			err = fmt.Errorf("%w (and deleting the ref %s failed: %w)", err, res.Ref, derr)
 		}
 		if apierrors.IsAlreadyExists(err) {
 			continue

@@ -115,7 +115,7 @@ func run(ctx context.Context, dir string, stdin []byte, args ...string) ([]byte,
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("git %s in %s: %v: %s", args[0], dir, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("git %s in %s: %w: %s", args[0], dir, err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
 }

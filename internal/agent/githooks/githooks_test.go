@@ -85,8 +85,8 @@ func (r *repo) script(rel, content string, mode fs.FileMode) string {
 	return path
 }
 
-func (r *repo) cmd(dir string, name string, args ...string) *exec.Cmd {
-	cmd := exec.Command(name, args...)
+func (r *repo) cmd(dir string, args ...string) *exec.Cmd {
+	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.Env = r.env
 	return cmd
@@ -94,7 +94,7 @@ func (r *repo) cmd(dir string, name string, args ...string) *exec.Cmd {
 
 func (r *repo) git(dir string, args ...string) string {
 	r.t.Helper()
-	out, err := r.cmd(dir, "git", args...).CombinedOutput()
+	out, err := r.cmd(dir, args...).CombinedOutput()
 	if err != nil {
 		r.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
@@ -136,16 +136,6 @@ func (r *repo) waitCalls(n int) []call {
 			r.t.Fatalf("tether was called %d times, want %d", len(matches), n)
 		}
 		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (r *repo) resetCalls() {
-	r.t.Helper()
-	if err := os.RemoveAll(r.calls); err != nil {
-		r.t.Fatal(err)
-	}
-	if err := os.MkdirAll(r.calls, 0o755); err != nil {
-		r.t.Fatal(err)
 	}
 }
 
@@ -424,11 +414,11 @@ func TestPrePush(t *testing.T) {
 				t.Fatal(err)
 			}
 			head := r.git(r.dir, "rev-parse", "HEAD")
-			out, err := r.cmd(r.dir, "git", "push", "origin", "main").CombinedOutput()
+			out, err := r.cmd(r.dir, "push", "origin", "main").CombinedOutput()
 			if (err != nil) != tc.refused {
 				t.Fatalf("push: %v, want refused %t\n%s", err, tc.refused, out)
 			}
-			remoteHead, _ := r.cmd(remote, "git", "rev-parse", "--verify", "-q", "refs/heads/main").Output()
+			remoteHead, _ := r.cmd(remote, "rev-parse", "--verify", "-q", "refs/heads/main").Output()
 			if got := strings.TrimSpace(string(remoteHead)); (got == head) == tc.refused {
 				t.Errorf("remote main = %q after the push, local %s, refused %t", got, head, tc.refused)
 			}
@@ -484,7 +474,7 @@ func TestTetherFailureNeverFailsGit(t *testing.T) {
 			}
 			for _, op := range [][]string{{"commit", "-q", "--allow-empty", "-m", "c"}, {"push", "-q", "origin", "main"}} {
 				start := time.Now()
-				out, err := r.cmd(r.dir, "git", op...).CombinedOutput()
+				out, err := r.cmd(r.dir, op...).CombinedOutput()
 				if took := time.Since(start); err != nil || took > tc.maxTime {
 					t.Fatalf("git %s: %v after %v (at most %v)\n%s", op[0], err, took, tc.maxTime, out)
 				}

@@ -101,7 +101,7 @@ func (g gitCmd) run(ctx context.Context) ([]byte, error) {
 func (g gitCmd) runTo(ctx context.Context, w io.Writer) error {
 	cmd := exec.CommandContext(ctx, "git", g.args...)
 	cmd.Dir = g.dir
-	env := envCache
+	var env []string
 	if g.index != "" || len(g.env) > 0 {
 		env = append(append([]string(nil), envCache...), g.env...)
 		if g.index != "" {

@@ -79,9 +79,9 @@ func TestReadStat(t *testing.T) {
 			switch {
 			case tt.wantErr == nil && err != nil:
 				t.Fatalf("readStatIn error = %v, want none", err)
-			case tt.wantErr == errAny && err == nil:
+			case errors.Is(tt.wantErr, errAny) && err == nil:
 				t.Fatalf("readStatIn = %+v, want an error", got)
-			case tt.wantErr != nil && tt.wantErr != errAny && !errors.Is(err, tt.wantErr):
+			case tt.wantErr != nil && !errors.Is(tt.wantErr, errAny) && !errors.Is(err, tt.wantErr):
 				t.Fatalf("readStatIn error = %v, want %v", err, tt.wantErr)
 			}
 			if got != tt.want {
