@@ -467,7 +467,11 @@ func TestClaimNextRace(t *testing.T) {
 func TestWorkersOutliveTetherRun(t *testing.T) {
 	e := newWorkerEnv(t)
 	e.create(sleeper("steady", 100004, true))
-	e.create(sleeper("victim", 100005, true))
+	victimSpec := sleeper("victim", 100005, true)
+	// Three crashes are restarted only with a budget of four: the third
+	// crash within the window of a budget of three is not restarted.
+	victimSpec.Spec.Restart.MaxCrashes = 4
+	e.create(victimSpec)
 	e.startRun()
 	steady := e.waitRunning("steady", 0)
 	victim := e.waitRunning("victim", 0)

@@ -127,8 +127,9 @@ func TestCRDShape(t *testing.T) {
 			shortName: "cp",
 			columns: []column{
 				{"Hook", ".spec.hookName", 0}, {"Trigger", ".spec.trigger", 0}, {"Step", ".spec.step", 0},
-				{"Commit", ".spec.git.commit", 0}, {"Age", ".metadata.creationTimestamp", 0},
-				{"Description", ".spec.description", 1},
+				{"Seq", ".spec.seq", 0}, {"Snapshot", ".spec.git.snapshotShort", 0},
+				{"Ready", `.status.conditions[?(@.type=="Ready")].status`, 0}, {"Age", ".metadata.creationTimestamp", 0},
+				{"Branch", ".spec.git.branch", 1}, {"Description", ".spec.description", 1},
 			},
 			enums: map[string][]string{
 				"spec.trigger": {"git_commit", "git_push", "pr_created", "validation_pass", "step_complete", "interval", "manual", "pre_compact"},

@@ -69,7 +69,7 @@ func TestSamplesOnAPIServer(t *testing.T) {
 	}
 
 	cp := &agentsv1alpha1.Checkpoint{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hook-sample-manual-1"}, cp); err != nil {
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "hook-sample-1"}, cp); err != nil {
 		t.Fatal(err)
 	}
 	cp.Spec.Description = "rewritten history"

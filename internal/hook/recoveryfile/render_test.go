@@ -32,6 +32,8 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+	"github.com/tether-dev/tether/internal/kubectl/manifest"
+	"github.com/tether-dev/tether/internal/scheme"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/recovery")
@@ -65,11 +67,19 @@ func loadCheckpoints(t *testing.T, h *v1.Hook) []recoveryfile.CheckpointSummary 
 	if err != nil {
 		t.Fatal(err)
 	}
-	list := &v1.CheckpointList{}
-	if err := yaml.UnmarshalStrict(data, list); err != nil {
+	sch, err := scheme.New()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return recoveryfile.Summarize(h, list.Items)
+	docs, err := manifest.Decode("checkpoints.yaml", data, sch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []v1.Checkpoint
+	for _, d := range docs {
+		items = append(items, *d.Object.(*v1.Checkpoint))
+	}
+	return recoveryfile.Summarize(h, items)
 }
 
 func TestGolden(t *testing.T) {
