@@ -27,34 +27,18 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
 	"github.com/tether-dev/tether/internal/agent/snapshot"
-	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 func newClient(t testing.TB) client.Client {
 	t.Helper()
-	sch, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(filepath.Join(t.TempDir(), "store"), filestore.Options{Scheme: sch, CRDs: crds, Log: logr.Discard()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	return store.Client()
+	return testsupport.Store(t, "").Client()
 }
 
 func gitInit(t testing.TB, dir string) {

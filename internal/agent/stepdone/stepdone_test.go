@@ -32,32 +32,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/agent/stepdone"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/hook/receipts"
-	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/store/filestore"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 // newStore opens a file store in a temporary directory.
 func newStore(t *testing.T) client.Client {
 	t.Helper()
-	s, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := filestore.Open(filepath.Join(t.TempDir(), "store"), filestore.Options{Scheme: s, CRDs: crds})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	return store.Client()
+	return testsupport.Store(t, "").Client()
 }
 
 // TestRun drives `step done` in-process against a file store: a running
