@@ -26,10 +26,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 var tetherBin string
@@ -174,20 +175,5 @@ func TestRunServesTheStoreUntilSIGTERM(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a process's output goroutine and a reader.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+// syncBuffer is testsupport.SyncBuffer.
+type syncBuffer = testsupport.SyncBuffer
