@@ -30,7 +30,10 @@ limitations under the License.
 // replace the old entry instead of adding a second one. An entry with extra
 // arguments ("tether agent hook --store x") is the user's and is left alone.
 //
-// Every other key, event, group and hook is kept, in its order. Values tether
+// A tether entry under any other event (one an older tether installed, or a
+// misspelt key) is stale and removed, so an install always ends with exactly
+// one entry per event in [Events]. Every other key, event, group and hook is
+// kept, in its order. Values tether
 // does not touch keep their bytes (string escapes, number spellings); only the
 // whitespace between tokens is rewritten, in the indentation the file already
 // uses (a tab, or a run of spaces; two spaces by default), and the trailing
@@ -316,6 +319,28 @@ func Merge(name string, data []byte, opts Options) ([]byte, error) {
 		hooks = hooks.set(ev.Name, marshalArray(groups))
 		changed = true
 	}
+	// An entry of tether's under an event it does not install (one an older
+	// tether wrote, or a misspelt key) is stale: install converges on exactly
+	// the entries of Events, so uninstall and reinstall give the same file.
+	for _, m := range append(object(nil), hooks...) {
+		if isInstalledEvent(m.key) {
+			continue
+		}
+		groups, err := decodeArray(m.value)
+		if err != nil {
+			continue
+		}
+		kept, removed := removeTether(groups)
+		if !removed {
+			continue
+		}
+		changed = true
+		if len(kept) == 0 {
+			hooks = hooks.del(m.key)
+		} else {
+			hooks = hooks.set(m.key, marshalArray(kept))
+		}
+	}
 	if !changed {
 		return data, nil
 	}
@@ -365,6 +390,15 @@ func Remove(name string, data []byte) ([]byte, error) {
 		top = top.set("hooks", hooks.marshal())
 	}
 	return Format(top.marshal(), data)
+}
+
+func isInstalledEvent(name string) bool {
+	for _, ev := range Events {
+		if ev.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // hasExactly reports whether groups hold exactly one tether entry, and it is

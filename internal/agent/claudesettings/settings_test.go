@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,7 +132,15 @@ func commands(t *testing.T, data []byte) []string {
 		t.Fatal(err)
 	}
 	var out []string
-	for _, ev := range []string{"PreToolUse", "SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"} {
+	order := []string{"PreToolUse", "SessionStart", "UserPromptSubmit", "PostToolUse", "PreCompact", "Stop", "SessionEnd"}
+	var others []string
+	for ev := range doc.Hooks {
+		if !slices.Contains(order, ev) {
+			others = append(others, ev)
+		}
+	}
+	slices.Sort(others)
+	for _, ev := range append(order, others...) {
 		for _, g := range doc.Hooks[ev] {
 			for _, h := range g.Hooks {
 				out = append(out, ev+"|"+g.Matcher+"|"+h.Command)
@@ -177,6 +186,12 @@ func TestMerge(t *testing.T) {
 			in:   `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"'/old place/tether' agent hook","timeout":3},{"type":"command","command":"say hi"}]}]}}`,
 			commands: []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PreCompact||" + tc,
 				"Stop||say hi", "Stop||" + tc, "SessionEnd||" + tc},
+		},
+		{
+			name: "stale entry under an event tether no longer installs is removed",
+			in:   `{"hooks":{"SessNonEnd":[{"hooks":[{"type":"command","command":"tether agent hook"}]}],"Notification":[{"hooks":[{"type":"command","command":"tether agent hook"},{"type":"command","command":"say hi"}]}]}}`,
+			commands: []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PreCompact||" + tc,
+				"Stop||" + tc, "SessionEnd||" + tc, "Notification||say hi"},
 		},
 		{
 			name:     "entry with extra arguments is the user's",
