@@ -52,6 +52,10 @@ func (s HookState) IsTerminal() bool {
 	return s == HookCompleted || s == HookFailed || s == HookAbandoned
 }
 
+// PauseReasonAnnotation holds why a person paused a Hook (spec.suspend set by
+// tether pause --reason), so the agent and describe can say why.
+const PauseReasonAnnotation = "agents.tether.dev/pause-reason"
+
 // HookHistoryLimit is how many entries status.history keeps; it must equal the
 // MaxItems marker on HookStatus.History.
 const HookHistoryLimit = 100

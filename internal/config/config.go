@@ -39,6 +39,17 @@ import (
 // files. It defaults to ~/.config/tether.
 const HomeEnv = "TETHER_HOME"
 
+// The environment a Worker gives the agent it launches, and that the agent
+// side (tether agent hook, the step verbs) reads to find its task.
+const (
+	// HookEnv names the Hook the agent works on.
+	HookEnv = "TETHER_HOOK"
+	// WorkerEnv names the Worker that launched the agent.
+	WorkerEnv = "TETHER_WORKER"
+	// NamespaceEnv is the namespace of that Worker and its Hook.
+	NamespaceEnv = "TETHER_NAMESPACE"
+)
+
 // FileName is the name of the configuration file in tether's home directory.
 const FileName = "config.yaml"
 
