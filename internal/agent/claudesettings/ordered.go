@@ -73,6 +73,78 @@ func decodeObject(data []byte) (object, error) {
 	return o, nil
 }
 
+// checkDuplicateKeys returns the path and byte offset of the first key that
+// appears twice in one object, anywhere in data, which must be valid JSON.
+// Such a file is refused as a whole: tether reads a group or an entry the way
+// Claude Code does only if there is one way to read it.
+func checkDuplicateKeys(data []byte) (path string, offset int64, found bool) {
+	type frame struct {
+		object bool
+		keys   map[string]bool
+		path   string
+		index  int
+		key    string // the key whose value comes next, in an object
+		gotKey bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var stack []*frame
+	child := func() string {
+		if len(stack) == 0 {
+			return ""
+		}
+		f := stack[len(stack)-1]
+		if f.object {
+			f.gotKey = false
+			return joinPath(f.path, f.key)
+		}
+		f.index++
+		return fmt.Sprintf("%s[%d]", f.path, f.index-1)
+	}
+	for {
+		off := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return "", 0, false
+		}
+		if len(stack) > 0 {
+			if f := stack[len(stack)-1]; f.object && !f.gotKey {
+				if d, ok := tok.(json.Delim); !ok || d != '}' {
+					key, _ := tok.(string)
+					if f.keys[key] {
+						for off < int64(len(data)) && bytes.IndexByte([]byte(" \t\r\n,"), data[off]) >= 0 {
+							off++
+						}
+						return joinPath(f.path, key), off, true
+					}
+					f.keys[key] = true
+					f.key, f.gotKey = key, true
+					continue
+				}
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, keys: map[string]bool{}, path: child()})
+		case json.Delim('['):
+			stack = append(stack, &frame{path: child()})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) == 0 {
+				return "", 0, false
+			}
+		default:
+			child()
+		}
+	}
+}
+
+func joinPath(parent, key string) string {
+	if parent == "" {
+		return key
+	}
+	return parent + "." + key
+}
+
 // get returns the value of key and whether it is present.
 func (o object) get(key string) (json.RawMessage, bool) {
 	for _, m := range o {

@@ -261,6 +261,11 @@ func parse(name string, data []byte) (object, error) {
 		}
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if path, off, dup := checkDuplicateKeys(data); dup {
+		line, col := position(data, int(off))
+		return nil, &ParseError{File: name, Line: line, Column: col,
+			Msg: fmt.Sprintf("refusing to rewrite a file with a duplicate key %q: Claude Code would silently use the last one; remove the other", path)}
+	}
 	top, err := decodeObject(data)
 	if err != nil {
 		return nil, fmt.Errorf("%s: top level: %w", name, err)

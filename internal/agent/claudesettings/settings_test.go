@@ -340,7 +340,12 @@ func TestRefusals(t *testing.T) {
 		{name: "not an object", in: "[1]", want: "s.json: top level: want a JSON object, got an array"},
 		{name: "hooks not an object", in: `{"hooks": []}`, want: "s.json: hooks: want a JSON object, got an array"},
 		{name: "event not an array", in: `{"hooks": {"Stop": {}}}`, want: "s.json: hooks.Stop: want an array, got an object"},
-		{name: "duplicate key", in: `{"a": 1, "a": 2}`, want: `duplicate key "a"`},
+		{name: "duplicate key", in: `{"a": 1, "a": 2}`, want: `s.json:1:10: refusing to rewrite a file with a duplicate key "a"`},
+		{name: "duplicate key in a group", in: "{\"hooks\": {\"Stop\": [{\"hooks\": \"\",\n \"hooks\": [{\"type\": \"command\", \"command\": \"tether agent hook\"}]}]}}",
+			want: `s.json:2:2: refusing to rewrite a file with a duplicate key "hooks.Stop[0].hooks"`},
+		{name: "duplicate key in an entry", in: `{"hooks": {"Stop": [{"hooks": [{"type": "x", "command": "a"}, {"type": "command", "type": "command"}]}]}}`,
+			want: `duplicate key "hooks.Stop[0].hooks[1].type"`},
+		{name: "duplicate key deep in the user's settings", in: `{"env": {"A": {"b": [1, {"c": 1, "c": 2}]}}}`, want: `duplicate key "env.A.b[1].c"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
