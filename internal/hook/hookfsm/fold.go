@@ -19,6 +19,8 @@ package hookfsm
 import (
 	"fmt"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 )
 
@@ -30,13 +32,18 @@ import (
 // previous entry ended, whose event is not valid from its From, or whose
 // To, step or attempt that event cannot produce.
 //
+// Each entry is replayed through Apply itself, so the transition table has
+// one encoding. What Apply would read from the spec or from entries no
+// longer in the history (is this the last step, are the attempts used up,
+// which state did the interruption or the wait start in) is not known, so
+// the replay tries each possibility and accepts the entry when one of them
+// produces it.
+//
 // History keeps only its newest entries. The replay starts in the first
 // retained entry's From state. When that is initializing, the step and
 // attempt before it are known (0 and 0) and the entry is checked like any
 // other; otherwise the first entry's step and attempt are taken as
-// recorded, and only its To is checked. Where a dropped entry held what a
-// later one depends on (the state an interrupt happened in, for a resume
-// from recovering), every outcome that state could have had is accepted.
+// recorded, and only its To is checked.
 func Fold(history []v1.HistoryEntry) (v1.HookState, int32, int32, error) {
 	f := folder{state: v1.HookInitializing}
 	for i := range history {
@@ -54,11 +61,14 @@ type folder struct {
 	// awaitedFrom and interruptedIn are the From of the newest await and
 	// interrupt entries; empty when no retained entry says.
 	awaitedFrom, interruptedIn v1.HookState
-}
 
-type outcome struct {
-	to            v1.HookState
-	step, attempt int32
+	// scratch and the fields after it are the Hook each replayed entry is
+	// applied to, reused.
+	scratch  v1.Hook
+	results  [2]v1.StepResult
+	current  v1.CurrentStep
+	awaited  [1]v1.HistoryEntry
+	recovery v1.RecoveryStatus
 }
 
 func (f *folder) replay(i int, e *v1.HistoryEntry) error {
@@ -73,12 +83,18 @@ func (f *folder) replay(i int, e *v1.HistoryEntry) error {
 		return fail("not a transition")
 	}
 	adopt := i == 0 && from != v1.HookInitializing
-	if i == 0 {
-		f.state = from
+	if adopt {
+		f.state, f.step, f.attempt = from, e.Step, max(e.Attempt, 1)
 	}
 	matched := false
-	for _, o := range f.outcomes(from, ev) {
-		if o.to == e.To && (adopt || o.step == e.Step && o.attempt == e.Attempt) {
+	in := replayInput(ev, e)
+	for _, c := range f.choices(from, ev) {
+		st, err := Apply(f.hookAt(from, c), in)
+		if err != nil || len(st.History) == 0 {
+			continue
+		}
+		got := st.History[len(st.History)-1]
+		if got.To == e.To && (adopt || f.step+got.Step == e.Step && got.Attempt == e.Attempt) {
 			matched = true
 			break
 		}
@@ -96,46 +112,100 @@ func (f *folder) replay(i int, e *v1.HistoryEntry) error {
 	return nil
 }
 
-// outcomes lists what event ev can lead to from state from at the folder's
-// step and attempt.
-func (f *folder) outcomes(from v1.HookState, ev Event) []outcome {
-	s, a := f.step, f.attempt
-	same := func(to v1.HookState) outcome { return outcome{to, s, a} }
-	switch ev {
-	case Initialize:
-		return []outcome{{v1.HookStepPending, 0, 1}}
-	case Begin:
-		return []outcome{same(v1.HookStepRunning)}
-	case Validate:
-		return []outcome{same(v1.HookStepValidating)}
-	case Pass:
-		return []outcome{{v1.HookStepPending, s + 1, 1}, same(v1.HookCompleted)}
-	case FailValidation:
-		return []outcome{{v1.HookStepRunning, s, a + 1}, same(v1.HookFailed)}
-	case Await:
-		return []outcome{same(v1.HookAwaitingHuman)}
-	case Interrupt:
-		return []outcome{same(v1.HookRecovering)}
-	case Abandon:
-		return []outcome{same(v1.HookAbandoned)}
-	case Fail:
-		return []outcome{same(v1.HookFailed)}
+// replayTime stands in for an entry's time when a hand edit removed it:
+// Apply requires one, and no outcome depends on it.
+var replayTime = metav1.Unix(1, 0)
+
+// replayInput is the input that makes Apply record event ev as entry e did.
+func replayInput(ev Event, e *v1.HistoryEntry) Input {
+	in := Input{Event: ev, Now: e.Time, Actor: "replay", Message: "replay"}
+	if in.Now.IsZero() {
+		in.Now = replayTime
 	}
-	if from == v1.HookAwaitingHuman {
-		if f.awaitedFrom != "" {
-			return []outcome{same(f.awaitedFrom)}
-		}
-		return []outcome{same(v1.HookStepPending), same(v1.HookStepRunning), same(v1.HookStepValidating), same(v1.HookRecovering)}
+	if ev == Interrupt {
+		in.Crash = &Crash{Type: v1.CrashManual, RecommendedAction: "replay"}
 	}
-	afterRunning := []outcome{{v1.HookStepRunning, s, a + 1}, same(v1.HookFailed)}
-	switch f.interruptedIn {
-	case v1.HookStepRunning:
-		return afterRunning
-	case v1.HookStepValidating:
-		return []outcome{same(v1.HookStepRunning)}
-	case "":
-		return append(afterRunning, same(v1.HookStepRunning), same(v1.HookStepPending))
-	default:
-		return []outcome{same(f.interruptedIn)}
-	}
+	return in
 }
+
+// choice is one way the unknown spec and dropped history could decide an
+// event: whether the current step is the last, whether its attempts are used
+// up, and where the wait or the interruption began.
+type choice struct {
+	lastStep, exhausted        bool
+	awaitedFrom, interruptedIn v1.HookState
+}
+
+// choices lists the ways that matter for event ev from state from.
+func (f *folder) choices(from v1.HookState, ev Event) []choice {
+	lastStep := []bool{false}
+	if ev == Pass {
+		lastStep = append(lastStep, true)
+	}
+	exhausted := []bool{false}
+	if ev == FailValidation || ev == Resume {
+		exhausted = append(exhausted, true)
+	}
+	awaited := []v1.HookState{f.awaitedFrom}
+	if from == v1.HookAwaitingHuman && f.awaitedFrom == "" {
+		awaited = recorded[Await]
+	}
+	interrupted := []v1.HookState{f.interruptedIn}
+	if f.interruptedIn == "" && (from == v1.HookRecovering || from == v1.HookAwaitingHuman) {
+		interrupted = recorded[Interrupt]
+	}
+	var out []choice
+	for _, last := range lastStep {
+		for _, used := range exhausted {
+			for _, a := range awaited {
+				for _, in := range interrupted {
+					out = append(out, choice{lastStep: last, exhausted: used, awaitedFrom: a, interruptedIn: in})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// hookAt sets f.scratch to a Hook whose status stands at the folder's
+// attempt in state from, with the context Apply reads for c. No transition
+// depends on the steps before the current one, so the current step is the
+// Hook's first and Apply's step indexes are relative to the folder's. Apply
+// never modifies its Hook, so one is reused.
+func (f *folder) hookAt(from v1.HookState, c choice) *v1.Hook {
+	steps := replaySteps[:2]
+	if c.lastStep {
+		steps = replaySteps[:1]
+	}
+	maxAttempts := f.attempt + 1
+	if c.exhausted {
+		maxAttempts = max(f.attempt, 1)
+	}
+	h := &f.scratch
+	h.Spec.MaxAttempts, h.Spec.Steps = maxAttempts, steps
+	h.Status = v1.HookStatus{State: from, Steps: f.results[:len(steps)]}
+	for i, s := range steps {
+		h.Status.Steps[i] = v1.StepResult{Name: s.Name, Phase: v1.StepPending}
+	}
+	if from == v1.HookInitializing {
+		return h
+	}
+	f.current = v1.CurrentStep{Name: steps[0].Name, Attempt: max(f.attempt, 1)}
+	h.Status.CurrentStep = &f.current
+	if p, ok := phaseOf[from]; ok {
+		h.Status.Steps[0].Phase = p
+	}
+	if c.awaitedFrom != "" {
+		f.awaited[0] = v1.HistoryEntry{Event: string(Await), From: c.awaitedFrom, To: v1.HookAwaitingHuman}
+		h.Status.History = f.awaited[:]
+	}
+	if c.interruptedIn != "" {
+		f.recovery = v1.RecoveryStatus{LastState: c.interruptedIn}
+		h.Status.Recovery = &f.recovery
+	}
+	return h
+}
+
+// replaySteps are the spec steps of the Hooks the replay builds: the
+// current step and, unless it is the last, one after it.
+var replaySteps = []v1.Step{{Name: "current"}, {Name: "next"}}

@@ -202,3 +202,27 @@ func TestFold(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkFold replays a full history (HookHistoryLimit entries of failed
+// validations, the event with the most possibilities), as CheckHistory does
+// on every reconcile of a long-running Hook.
+func BenchmarkFold(b *testing.B) {
+	hook := newHook()
+	hook.Spec.MaxAttempts = 1000
+	for n := 0; len(hook.Status.History) < v1.HookHistoryLimit; n++ {
+		ev := []hookfsm.Event{hookfsm.Begin, hookfsm.Validate, hookfsm.FailValidation}[min(n, 2)]
+		if n > 2 && n%2 == 1 {
+			ev = hookfsm.Validate
+		}
+		st, err := hookfsm.Apply(hook, input(ev, n))
+		if err != nil {
+			b.Fatal(err)
+		}
+		hook.Status = *st
+	}
+	for b.Loop() {
+		if _, _, _, err := hookfsm.Fold(hook.Status.History); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
