@@ -24,7 +24,7 @@ import (
 	"time"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/gitchanges"
+	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
@@ -54,10 +54,14 @@ func addCheckpoints(ctx context.Context, b *Backend, hook *v1.Hook, opts *recove
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveChangesTimeout)
 	defer cancel()
-	files, err := gitchanges.Since(ctx, hook.Spec.Workspace, base)
+	changes, _, err := snapshot.Changes(ctx, hook.Spec.Workspace, base, 0)
 	if err != nil {
 		_, _ = fmt.Fprintf(errOut, "warning: finding the files changed since checkpoint %s: %v\n", summaries[0].Name, err)
 		return nil
+	}
+	files := make([]string, 0, len(changes))
+	for _, f := range changes {
+		files = append(files, f.Path)
 	}
 	opts.ChangedFiles, opts.ChangedFilesLive = files, true
 	return nil

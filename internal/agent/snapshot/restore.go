@@ -99,9 +99,15 @@ func Diff(ctx context.Context, workspace, commit string, w io.Writer, opts DiffO
 	return gitCmd{dir: r.top, args: []string{"diff-tree", "-r", "--no-color", "--no-ext-diff", format, commit, tree}}.runTo(ctx, w)
 }
 
-// Changes lists the files of workspace that differ from the snapshot
-// commit, at most limit (0: DefaultMaxChanged), and whether there were more.
+// Changes lists the files of workspace whose content differs from the
+// snapshot commit: modified, added (untracked included, ignored left out)
+// and deleted, sorted by path, at most limit (0: DefaultMaxChanged), and
+// whether there were more. It writes nothing, not even objects: contents
+// are hashed, not stored, so recover and agent hooks can call it freely.
 func Changes(ctx context.Context, workspace, commit string, limit int) ([]File, bool, error) {
+	if limit <= 0 {
+		limit = DefaultMaxChanged
+	}
 	r, err := openRepo(ctx, workspace)
 	if err != nil {
 		return nil, false, err
@@ -110,11 +116,142 @@ func Changes(ctx context.Context, workspace, commit string, limit int) ([]File, 
 	if err != nil {
 		return nil, false, err
 	}
-	tree, err := currentTree(ctx, r)
+	diff, err := git(ctx, r.top, "diff", "--name-only", "--no-renames", "-z", commit, "--")
 	if err != nil {
 		return nil, false, err
 	}
-	return diffTrees(ctx, r.top, commit, tree, limit)
+	untracked, err := git(ctx, r.top, "ls-files", "--others", "--exclude-standard", "-z")
+	if err != nil {
+		return nil, false, err
+	}
+	candidates := append(splitNUL(diff), splitNUL(untracked)...)
+	slices.Sort(candidates)
+	candidates = slices.Compact(candidates)
+	if len(candidates) == 0 {
+		return nil, false, nil
+	}
+	// git diff compares through the index, so a file that commit holds but
+	// the index does not (an untracked file in the snapshot) is listed
+	// although it may be unchanged: compare each candidate's content with
+	// commit's blob.
+	args := []string{"ls-tree", "-r", "-z", "--full-tree", commit, "--"}
+	if len(candidates) <= 500 {
+		args = append(args, candidates...)
+	}
+	tree, err := gitCmd{dir: r.top, args: args, env: []string{"GIT_LITERAL_PATHSPECS=1"}}.run(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	type blob struct{ mode, id string }
+	blobs := map[string]blob{}
+	for _, entry := range splitNUL(tree) {
+		meta, path, ok := strings.Cut(entry, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 {
+			blobs[path] = blob{mode: f[0], id: f[2]}
+		}
+	}
+	stats := map[string]os.FileInfo{}
+	var regular []string
+	for _, p := range candidates {
+		fi, err := os.Lstat(filepath.Join(r.top, p))
+		if err != nil {
+			continue
+		}
+		stats[p] = fi
+		if fi.Mode().IsRegular() && !strings.Contains(p, "\n") {
+			regular = append(regular, p)
+		}
+	}
+	hashes := map[string]string{}
+	for _, p := range candidates {
+		// A symlink's blob is its target; symlinks are rare, one git each.
+		if fi, ok := stats[p]; ok && fi.Mode()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(filepath.Join(r.top, p))
+			if err != nil {
+				continue
+			}
+			out, err := gitCmd{dir: r.top, args: []string{"hash-object", "--stdin"}, stdin: strings.NewReader(target)}.run(ctx)
+			if err != nil {
+				return nil, false, err
+			}
+			hashes[p] = trimNL(out)
+		}
+	}
+	if len(regular) > 0 {
+		out, err := gitCmd{dir: r.top, args: []string{"hash-object", "--stdin-paths"},
+			stdin: strings.NewReader(strings.Join(regular, "\n") + "\n")}.run(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		ids := strings.Fields(string(out))
+		if len(ids) != len(regular) {
+			return nil, false, fmt.Errorf("git hash-object: %d hashes for %d files", len(ids), len(regular))
+		}
+		for i, p := range regular {
+			hashes[p] = ids[i]
+		}
+	}
+	var files []File
+	size := 0
+	for _, p := range candidates {
+		b, inTree := blobs[p]
+		fi, onDisk := stats[p]
+		hash, hashed := hashes[p]
+		var f File
+		switch {
+		case inTree && hashed && b.id == hash && sameType(b.mode, gitMode(fi)):
+			continue
+		case !inTree && !onDisk:
+			continue
+		case !onDisk:
+			f = File{Path: p, Status: "D", Mode: b.mode}
+		case !inTree:
+			f = File{Path: p, Status: "A", Hash: hash}
+		case !sameType(b.mode, gitMode(fi)):
+			f = File{Path: p, Status: "T", Hash: hash}
+		default:
+			f = File{Path: p, Status: "M", Hash: hash}
+		}
+		if onDisk {
+			f.Size, f.ModTime, f.Mode = fi.Size(), fi.ModTime(), gitMode(fi)
+		}
+		if len(files) >= limit || size+len(p) > maxChangedBytes {
+			return files, true, nil
+		}
+		size += len(p)
+		files = append(files, f)
+	}
+	return files, false, nil
+}
+
+// sameType reports whether two git modes are of one type (file, symlink,
+// submodule); the executable bit is not a type.
+func sameType(a, b string) bool {
+	return len(a) >= 3 && len(b) >= 3 && a[:3] == b[:3]
+}
+
+// gitMode is the git mode of a file in the working tree.
+func gitMode(fi os.FileInfo) string {
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return "120000"
+	case fi.IsDir():
+		return "160000"
+	case fi.Mode()&0o111 != 0:
+		return "100755"
+	default:
+		return "100644"
+	}
+}
+
+func splitNUL(out []byte) []string {
+	var paths []string
+	for _, p := range strings.Split(string(out), "\x00") {
+		if p != "" {
+			paths = append(paths, p)
+		}
+	}
+	return paths
 }
 
 // RestoreOptions say where Restore puts a snapshot. At most one of To and
