@@ -190,6 +190,9 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 		For(&v1.Hook{}).
 		Named("hook").
 		Watches(&v1.Worker{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfWorker)).
+		// The recovery file lists the Hook's checkpoints: one created, pruned
+		// or deleted without a Hook write must still rewrite it.
+		Owns(&v1.Checkpoint{}).
 		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
 		Complete(r)
 }

@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -472,4 +473,43 @@ func TestRetentionOnTheFileStore(t *testing.T) {
 	if err := env.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "failed"}, &v1.Hook{}); err != nil {
 		t.Errorf("failed hook with the default 30d TTL was deleted: %v", err)
 	}
+}
+
+// TestRecoveryFileFollowsCheckpoints: the recovery file's timeline follows
+// the Hook's Checkpoints as they come and go, though the Hook itself is not
+// written.
+func TestRecoveryFileFollowsCheckpoints(t *testing.T) {
+	env := newStore(t)
+	recoveryDir := env.startManager(t, testConfig(t))
+	ctx := context.Background()
+	if err := env.c.Create(ctx, newHook("task", time.Hour, "build")); err != nil {
+		t.Fatal(err)
+	}
+	h := waitFor(t, env.c, "task", 10*time.Second, state(v1.HookStepPending))
+	path := recoveryfile.Path(recoveryDir, "default", "task")
+	fileHas := func(want string, has bool) {
+		t.Helper()
+		err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+			data, err := os.ReadFile(path)
+			return err == nil && strings.Contains(string(data), want) == has, nil
+		})
+		if err != nil {
+			data, _ := os.ReadFile(path)
+			t.Fatalf("recovery file: contains %q should be %t:\n%s", want, has, data)
+		}
+	}
+	cp := &v1.Checkpoint{
+		ObjectMeta: metav1.ObjectMeta{Name: "task-cp-7", Namespace: "default", OwnerReferences: []metav1.OwnerReference{{
+			APIVersion: v1.GroupVersion.String(), Kind: "Hook", Name: "task", UID: h.UID, Controller: ptr.To(true),
+		}}},
+		Spec: v1.CheckpointSpec{HookName: "task", Seq: 7, Trigger: v1.TriggerManual},
+	}
+	if err := env.c.Create(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	fileHas("task-cp-7", true)
+	if err := env.c.Delete(ctx, cp); err != nil {
+		t.Fatal(err)
+	}
+	fileHas("task-cp-7", false)
 }
