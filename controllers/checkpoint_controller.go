@@ -73,6 +73,8 @@ const (
 type CheckpointReconciler struct {
 	// Client reads and writes Checkpoints and reads Hooks.
 	Client client.Client
+	// Reader reads Hooks around the cache; nil means Client.
+	Reader client.Reader
 	// Events records Events for what a person must notice.
 	Events recorder.EventRecorder
 	// Config supplies maxCheckpoints when a Hook's spec does not.
@@ -225,8 +227,25 @@ func (r *CheckpointReconciler) finalize(ctx context.Context, cp *v1.Checkpoint) 
 				"giving up on deleting %s after %s: %v", g.SnapshotRef, finalizerGiveUpAfter, err)
 		}
 	}
+	if cp.Spec.Workspace != "" && r.hookGone(ctx, cp) {
+		// The capture index is a cache of the Hook's; nobody else removes it.
+		if err := snapshot.RemoveIndex(ctx, cp.Spec.Workspace, cp.Namespace, cp.Spec.HookName); err != nil {
+			log.FromContext(ctx).V(1).Info("capture index not removed", "hook", cp.Spec.HookName, "error", err.Error())
+		}
+	}
 	controllerutil.RemoveFinalizer(cp, checkpoint.Finalizer)
 	return client.IgnoreNotFound(r.Client.Update(ctx, cp))
+}
+
+// hookGone reports whether the Hook cp belongs to no longer exists, read
+// around the cache so that a Hook deleted a moment ago counts as gone.
+func (r *CheckpointReconciler) hookGone(ctx context.Context, cp *v1.Checkpoint) bool {
+	var reader client.Reader = r.Client
+	if r.Reader != nil {
+		reader = r.Reader
+	}
+	err := reader.Get(ctx, client.ObjectKey{Namespace: cp.Namespace, Name: cp.Spec.HookName}, &v1.Hook{})
+	return apierrors.IsNotFound(err)
 }
 
 func (r *CheckpointReconciler) verifyPeriod() time.Duration {
@@ -273,6 +292,7 @@ func newestCheckpoint(_ context.Context, obj client.Object) []reconcile.Request 
 func setupCheckpoints(mgr ctrl.Manager, opts Options) error {
 	cps := &CheckpointReconciler{
 		Client:       mgr.GetClient(),
+		Reader:       mgr.GetAPIReader(),
 		Events:       mgr.GetEventRecorder(CheckpointControllerName),
 		Config:       opts.Config,
 		VerifyPeriod: opts.CheckpointVerifyPeriod,

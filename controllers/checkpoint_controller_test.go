@@ -162,12 +162,17 @@ func TestCheckpointPruneAndCascade(t *testing.T) {
 	if lc := stored.Status.LastCheckpoint; lc == nil || lc.Name != "prune-5" || lc.Seq != 5 || stored.Status.CheckpointSeq != 5 {
 		t.Errorf("lastCheckpoint %+v, checkpointSeq %d; want prune-5 and 5", lc, stored.Status.CheckpointSeq)
 	}
+	index := filepath.Join(h.Spec.Workspace, ".git", "tether", "index", "default", "prune.index")
+	if _, err := os.Stat(index); err != nil {
+		t.Errorf("the capture index of a live Hook is gone after pruning: %v", err)
+	}
 
 	if err := e.c.Delete(context.Background(), stored); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "hook deletion removes every checkpoint and ref", 20*time.Second, func() bool {
-		return len(checkpointNames(t, e.c, "prune")) == 0 && len(refSeqs(t, h.Spec.Workspace, "prune")) == 0
+	eventually(t, "hook deletion removes every checkpoint, ref and the capture index", 20*time.Second, func() bool {
+		_, err := os.Stat(index)
+		return len(checkpointNames(t, e.c, "prune")) == 0 && len(refSeqs(t, h.Spec.Workspace, "prune")) == 0 && os.IsNotExist(err)
 	})
 }
 

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/tether-dev/tether/internal/agent/snapshot"
@@ -113,5 +114,36 @@ func symlink(t *testing.T, dir, target, name string) {
 	t.Helper()
 	if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestRemoveIndex(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	if _, err := snapshot.Capture(ctx, dir, opts(1)); err != nil {
+		t.Fatal(err)
+	}
+	indexes, _ := filepath.Glob(filepath.Join(dir, ".git", "tether", "index", "*", "*.index"))
+	if len(indexes) != 1 {
+		t.Fatalf("indexes after a capture: %q", indexes)
+	}
+	stale := indexes[0] + ".123.tmp"
+	write(t, filepath.Dir(stale), filepath.Base(stale), "x")
+	ns, hook := filepath.Base(filepath.Dir(indexes[0])), strings.TrimSuffix(filepath.Base(indexes[0]), ".index")
+	for _, bad := range [][2]string{{ns, "../x"}, {"..", hook}, {ns, ""}, {"a/b", hook}} {
+		if err := snapshot.RemoveIndex(ctx, dir, bad[0], bad[1]); err == nil {
+			t.Errorf("RemoveIndex(%q, %q) accepted a name that is not plain", bad[0], bad[1])
+		}
+	}
+	if err := snapshot.RemoveIndex(ctx, dir, ns, hook); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{indexes[0], stale} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s still there: %v", p, err)
+		}
+	}
+	if err := snapshot.RemoveIndex(ctx, dir, ns, hook); err != nil {
+		t.Errorf("a second RemoveIndex: %v", err)
 	}
 }

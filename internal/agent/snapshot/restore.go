@@ -453,6 +453,43 @@ func DeleteRef(ctx context.Context, workspace, ref, commit string) error {
 	return err
 }
 
+// RemoveIndex removes the persistent index that captures keep for a Hook in
+// workspace's repository (the default location, under the git directory),
+// with any temporary copy a killed capture left. The index is only a cache
+// of file stat data, so removing it costs the next capture a cold start.
+// namespace and hook must be plain names: they become path elements.
+func RemoveIndex(ctx context.Context, workspace, namespace, hook string) error {
+	for _, n := range []string{namespace, hook} {
+		if n == "" || n == "." || n == ".." || strings.ContainsAny(n, "/\\\x00") {
+			return fmt.Errorf("snapshot: refusing to remove the index of %q/%q: not a plain name", namespace, hook)
+		}
+	}
+	r, err := openRepo(ctx, workspace)
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(r.gitDir, "tether", "index", namespace)
+	matches, _ := filepath.Glob(filepath.Join(dir, globEscape(hook)+".index.*.tmp*"))
+	for _, p := range append(matches, filepath.Join(dir, hook+".index")) {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
+
+// globEscape quotes the metacharacters of filepath.Match in s.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, c := range s {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
 // RefEntry is one checkpoint ref.
 type RefEntry struct {
 	// Ref is the full ref name.
