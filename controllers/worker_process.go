@@ -232,15 +232,37 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 		return nil
 	}
 	clean := exit.Reason == supervise.ReasonExited && exit.ExitCode == 0
-	held, err := r.heldHooks(ctx, w)
-	if err != nil {
-		return err
-	}
-	now := r.now()
-	action := Decide(&w.Spec, &w.Status, now)
+	action := Decide(&w.Spec, &w.Status, r.now())
 	if clean {
 		action = ActionNone
 	}
+	// The Hooks held are read around the cache, which reads the store,
+	// while the new process starts: the record needs both and neither
+	// waits for the other, so the restart is not delayed by the read.
+	type heldRead struct {
+		held []v1.HeldHook
+		err  error
+	}
+	reading := make(chan heldRead, 1)
+	go func() {
+		held, err := r.heldHooks(ctx, w)
+		reading <- heldRead{held, err}
+	}()
+	var l *launched
+	var launchErr error
+	if action == ActionRestart {
+		if l, launchErr = r.launch(w); launchErr != nil {
+			action = ActionNone
+		}
+	}
+	read := <-reading
+	if read.err != nil {
+		if l != nil {
+			r.abandon(l)
+		}
+		return read.err
+	}
+	held := read.held
 	rec := v1.CrashRecord{
 		Time: metav1.NewTime(exit.Time), PID: int32(exit.Identity.PID), Reason: exit.Reason,
 		Hook: heldNames(held), Held: held,
@@ -252,13 +274,6 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 	case supervise.ReasonSignaled:
 		sig := int32(exit.Signal)
 		rec.Signal = &sig
-	}
-	var l *launched
-	var launchErr error
-	if action == ActionRestart {
-		if l, launchErr = r.launch(w); launchErr != nil {
-			action = ActionNone
-		}
 	}
 	rec.Restarted = l != nil
 	clearProcess(&w.Status)

@@ -19,3 +19,6 @@ package filestore
 // AwaitRemovals waits for the background removals of replaced files, so
 // that a benchmark can keep them out of what it measures next.
 func (s *Store) AwaitRemovals() { s.removals.Wait() }
+
+// LockedAdoptions counts the adoption checks made under the write lock.
+func (s *Store) LockedAdoptions() uint64 { return s.lockedAdoptions.Load() }

@@ -60,6 +60,7 @@ func (e *InvalidEditError) Error() string { return "invalid hand edit: " + e.Fil
 // adoptFile adopts the hand edit of one store file, if it has one. It
 // returns an *InvalidEditError for an edit it refuses.
 func (s *Store) adoptFile(ctx context.Context, path string) error {
+	s.lockedAdoptions.Add(1)
 	return s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
 }
 
@@ -410,8 +411,19 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 					continue
 				}
 			}
+			// Most events are the store's own writes (every write renames a
+			// file into place): those files need no adoption, which the
+			// same check as the scan's tells without the write lock, so
+			// the watcher does not stall the store's readers and writers
+			// once for each write they make.
 			if _, _, _, ok := s.keyOfPath(ev.Name); ok {
-				handle(ev.Name)
+				if s.needsAdoption(ev.Name) {
+					handle(ev.Name)
+				} else {
+					// The file is the store's again (an edit undone): a
+					// later identical refusal is news.
+					delete(reported, ev.Name)
+				}
 			}
 		case err, ok := <-w.Errors:
 			if !ok {

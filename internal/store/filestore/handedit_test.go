@@ -25,8 +25,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -289,5 +291,61 @@ func TestDeleteKeepsAPersonsUnadoptedFile(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestWatcherLeavesTheStoresOwnWritesUnlocked checks that the hand-edit
+// watcher tells the files the store wrote from hand edits without the
+// write lock: each store write renames a file into place, and taking the
+// lock for each of those events stalled every reader and writer once per
+// write. A hand edit made meanwhile is adopted all the same.
+func TestWatcherLeavesTheStoresOwnWritesUnlocked(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	c := s.Client()
+	h := hook("watched")
+	if err := c.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.WatchHandEdits(ctx, events.NewFakeRecorder(10)) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
+	path := filepath.Join(dir, "hooks", "default", "watched.yaml")
+	// The watcher starts with a scan, which locks nothing for store files.
+	// Store writes go on until one of them is surely seen by the watch.
+	for i := range 20 {
+		h.Spec.Goal = fmt.Sprintf("written by the store %d", i)
+		if err := c.Update(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if n := s.LockedAdoptions(); n != 0 {
+		t.Fatalf("the watcher took the write lock %d times for the store's own writes", n)
+	}
+	sedInPlace(t, path, "s/goal: written by the store 19$/goal: edited by hand/")
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Adopted edits are rewritten in the store's form, with a header.
+		if strings.HasPrefix(string(data), "# Managed by tether") && strings.Contains(string(data), "goal: edited by hand") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the hand edit was not adopted by the watcher:\n%s", data)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if s.LockedAdoptions() == 0 {
+		t.Fatal("the hand edit was adopted without the write lock")
 	}
 }

@@ -42,6 +42,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -123,6 +124,8 @@ type Store struct {
 	mu sync.RWMutex
 	// removals are the background removals of replaced files, which Close awaits.
 	removals sync.WaitGroup
+	// lockedAdoptions counts the adoption checks made under the write lock.
+	lockedAdoptions atomic.Uint64
 }
 
 // Open opens, creating it 0700 if needed, the store directory dir.

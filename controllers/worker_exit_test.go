@@ -1,0 +1,161 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/worker/supervise"
+)
+
+// gatedReader is an API reader whose Lists wait until the restarted
+// process has started (it writes its PID to a file), or fail.
+type gatedReader struct {
+	client.Client
+	started string
+	fail    error
+	// launchedFirst is set when a List saw the new process already started.
+	launchedFirst bool
+}
+
+func (g *gatedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if _, err := os.Stat(g.started); err == nil {
+			g.launchedFirst = true
+			break
+		}
+	}
+	if g.fail != nil {
+		return g.fail
+	}
+	return g.Client.List(ctx, list, opts...)
+}
+
+// exitFixture is a running, restartable Worker holding a Hook, whose
+// process has just been killed, and a reconciler reading through gate.
+func exitFixture(t *testing.T, fail error) (*WorkerReconciler, *gatedReader, *v1.Worker, supervise.Exit) {
+	t.Helper()
+	sch, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead, exits := launchSleep(t)
+	if err := syscall.Kill(dead.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	exit := <-exits
+	started := filepath.Join(t.TempDir(), "started")
+	w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default", Finalizers: []string{WorkerFinalizer}}}
+	w.Spec.Command = []string{"sh", "-c", `echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 1000`, started}
+	w.Spec.Restart = v1.RestartPolicy{Auto: true, MaxCrashes: 5, Window: &metav1.Duration{Duration: time.Minute}}
+	w.Status.Phase = v1.WorkerRunning
+	w.Status.PID, w.Status.ProcessStartTicks, w.Status.BootID = int32(dead.PID), dead.StartTicks, dead.BootID
+	h := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Name: "task", Namespace: "default"}}
+	h.Spec.Goal, h.Spec.Steps, h.Spec.Assignee = "g", []v1.Step{{Name: "one"}}, "agent"
+	c := fake.NewClientBuilder().WithScheme(sch).WithStatusSubresource(&v1.Worker{}, &v1.Hook{}).WithObjects(w, h).Build()
+	gate := &gatedReader{Client: c, started: started, fail: fail}
+	r, err := newWorkerReconciler(c, gate, events.NewFakeRecorder(16), WorkerOptions{LogDir: t.TempDir(), StopGrace: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.procs.close)
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(started); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	stored := &v1.Worker{}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(w), stored); err != nil {
+		t.Fatal(err)
+	}
+	return r, gate, stored, exit
+}
+
+// The restart does not wait for the read of the Hooks held: the new
+// process starts while they are listed, and the one status write records
+// both.
+func TestHandleExitRestartsWhileReadingTheHooksHeld(t *testing.T) {
+	r, gate, w, exit := exitFixture(t, nil)
+	ctx := context.Background()
+	if err := r.handleExit(ctx, w, exit, false); err != nil {
+		t.Fatal(err)
+	}
+	if !gate.launchedFirst {
+		t.Fatal("the held Hooks were listed before the new process was launched")
+	}
+	got := &v1.Worker{}
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(w), got); err != nil {
+		t.Fatal(err)
+	}
+	n := len(got.Status.Crashes)
+	if n != 1 || !got.Status.Crashes[0].Restarted || len(got.Status.Crashes[0].Held) != 1 || got.Status.Crashes[0].Held[0].Name != "task" {
+		t.Fatalf("crashes = %+v; want one restarted crash holding task", got.Status.Crashes)
+	}
+	if got.Status.PID == 0 || got.Status.PID == int32(exit.Identity.PID) || got.Status.Phase != v1.WorkerRunning {
+		t.Fatalf("phase %s pid %d; want Running with a new pid", got.Status.Phase, got.Status.PID)
+	}
+	if alive, err := identityOf(got).Alive(); err != nil || !alive {
+		t.Fatalf("the recorded process %d is not alive (%v)", got.Status.PID, err)
+	}
+}
+
+// When the Hooks held cannot be read, nothing is recorded and the process
+// launched meanwhile is stopped, so that no process runs unknown to status;
+// the reconcile is retried.
+func TestHandleExitStopsTheNewProcessWhenTheHooksCannotBeRead(t *testing.T) {
+	boom := errors.New("store unreadable")
+	r, gate, w, exit := exitFixture(t, boom)
+	ctx := context.Background()
+	if err := r.handleExit(ctx, w, exit, false); !errors.Is(err, boom) {
+		t.Fatalf("handleExit = %v; want %v", err, boom)
+	}
+	data, err := os.ReadFile(gate.started)
+	if err != nil {
+		t.Fatalf("the restart was not launched meanwhile: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("the process launched for the restart, pid %d, still runs (kill 0: %v)", pid, err)
+	}
+	got := &v1.Worker{}
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(w), got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.Crashes) != 0 || got.Status.PID != int32(exit.Identity.PID) {
+		t.Fatalf("status changed: crashes %+v pid %d", got.Status.Crashes, got.Status.PID)
+	}
+}
