@@ -65,6 +65,7 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newGetCommand(opts), newDescribeCommand(opts), newEventsCommand(opts), newExplainCommand())
 	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	root.AddCommand(newAgentCommands(opts)...)
+	root.AddCommand(newPauseCommands(opts)...)
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
 	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
 	root.AddCommand(newCheckpointCommand(opts), newAgentCommand(), newHooksCommand())
