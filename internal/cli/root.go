@@ -68,6 +68,8 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newPauseCommands(opts)...)
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
 	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
-	root.AddCommand(newCheckpointCommand(opts), newAgentCommand(), newHooksCommand())
+	agent := newAgentCommand()
+	agent.AddCommand(newAgentPromptCommand(opts))
+	root.AddCommand(newCheckpointCommand(opts), agent, newHooksCommand())
 	return root
 }
