@@ -66,6 +66,7 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	root.AddCommand(newAgentCommands(opts)...)
 	root.AddCommand(newPauseCommands(opts)...)
+	root.AddCommand(newInitCommand(opts))
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
 	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
 	agent := newAgentCommand()
