@@ -55,7 +55,7 @@ func TestWorkerEnvironment(t *testing.T) {
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default"}}
+	w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "env-agent", Namespace: "default"}}
 	w.Spec.Command = []string{"sh", "-c", `env > "$OUT/$$.tmp" && mv "$OUT/$$.tmp" "$OUT/$$.env"; exec sleep 100010`}
 	w.Spec.Env = []v1.EnvVar{{Name: "OUT", Value: out}}
 	w.Spec.Restart = v1.RestartPolicy{Auto: true, MaxCrashes: 10, Window: &metav1.Duration{Duration: time.Minute}}
@@ -80,9 +80,9 @@ func TestWorkerEnvironment(t *testing.T) {
 		}
 	})
 	running := func(w *v1.Worker) bool { return w.Status.Phase == v1.WorkerRunning && w.Status.PID != 0 }
-	w = waitWorker(t, env.c, "agent", running)
+	w = waitWorker(t, env.c, "env-agent", running)
 
-	common := map[string]string{config.WorkerEnv: "agent", config.NamespaceEnv: "default", config.StoreEnv: storeDir}
+	common := map[string]string{config.WorkerEnv: "env-agent", config.NamespaceEnv: "default", config.StoreEnv: storeDir}
 	// First launch: no Hook is assigned, so no TETHER_HOOK.
 	checkEnv(t, readEnv(t, out, w.Status.PID), common, "")
 
@@ -90,12 +90,12 @@ func TestWorkerEnvironment(t *testing.T) {
 		t.Helper()
 		waitFor(t, env.c, name, 10*time.Second, func(h *v1.Hook) bool { return h.Spec.Assignee == "" && h.Status.State != "" })
 		if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			_, err := claim.One(ctx, env.c, client.ObjectKey{Namespace: "default", Name: name}, "agent")
+			_, err := claim.One(ctx, env.c, client.ObjectKey{Namespace: "default", Name: name}, "env-agent")
 			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, env.c, name, 10*time.Second, func(h *v1.Hook) bool { return h.Spec.Assignee == "agent" })
+		waitFor(t, env.c, name, 10*time.Second, func(h *v1.Hook) bool { return h.Spec.Assignee == "env-agent" })
 	}
 	crash := func() {
 		t.Helper()
@@ -103,7 +103,7 @@ func TestWorkerEnvironment(t *testing.T) {
 		if err := syscall.Kill(int(old), syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		w = waitWorker(t, env.c, "agent", func(w *v1.Worker) bool { return running(w) && w.Status.PID != old })
+		w = waitWorker(t, env.c, "env-agent", func(w *v1.Worker) bool { return running(w) && w.Status.PID != old })
 	}
 	// Claim the Hook, then crash the agent: the restart launches before
 	// the Hook reconciler frees the Hook, so the new process gets it.

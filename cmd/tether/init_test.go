@@ -121,7 +121,7 @@ func TestInit(t *testing.T) {
 
 	// The store init created is the one every verb finds from the repository.
 	cmd := exec.Command(tetherBin, "get", "hooks")
-	cmd.Dir, cmd.Env = filepath.Join(repo), initEnv(root)
+	cmd.Dir, cmd.Env = repo, initEnv(root)
 	if _, stderr, code := runCommand(t, cmd); code != 0 || !strings.Contains(stderr, "No resources found") {
 		t.Errorf("get hooks in the initialised repository: exit %d, stderr %q", code, stderr)
 	}
