@@ -72,6 +72,7 @@ type TerminalError struct {
 	State v1.HookState
 }
 
+// Error names the Hook and its state.
 func (e *TerminalError) Error() string {
 	return fmt.Sprintf("hook %s is %s (terminal): there is nothing to pause or unpause", e.Name, e.State)
 }
