@@ -198,7 +198,7 @@ func TestHookReconcile(t *testing.T) {
 			if want := recoveryfile.Render(got, recoveryfile.Options{}); string(file) != string(want) {
 				t.Errorf("recovery file differs from the rendering of the stored object")
 			}
-			if c.suspend && !strings.Contains(string(file), "SUSPENDED") {
+			if c.suspend && !strings.Contains(string(file), "PAUSED") {
 				t.Error("the recovery file of a suspended hook does not say so")
 			}
 

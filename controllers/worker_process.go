@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/worker/supervise"
 	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
@@ -100,13 +101,25 @@ type launched struct {
 	tmux    string
 }
 
-func (r *WorkerReconciler) launch(w *v1.Worker) (*launched, error) {
+// agentEnv is the tether environment of w's agent: the names the
+// reconciler sets itself, so that the agent never inherits them from
+// `tether run`'s own environment.
+var agentEnv = []string{config.HookEnv, config.WorkerEnv, config.NamespaceEnv, config.StoreEnv}
+
+// launch starts w's command. Its environment is the reconciler's own
+// without agentEnv, then WorkerOptions.Env (TETHER_STORE on the local
+// store), then TETHER_WORKER, TETHER_NAMESPACE and, when exactly one
+// non-terminal Hook has w as its assignee, TETHER_HOOK; spec.env comes last.
+func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker) (*launched, error) {
 	l := &launched{logFile: filepath.Join(r.logDir, w.Namespace, w.Name+".log")}
-	env := append(slices.Clone(r.env), "TETHER_WORKER="+w.Name, "TETHER_NAMESPACE="+w.Namespace)
+	env := append(slices.Clone(r.env), config.WorkerEnv+"="+w.Name, config.NamespaceEnv+"="+w.Namespace)
+	if hook := r.assignedHook(ctx, w); hook != "" {
+		env = append(env, config.HookEnv+"="+hook)
+	}
 	for _, e := range w.Spec.Env {
 		env = append(env, e.Name+"="+e.Value)
 	}
-	spec := supervise.LaunchSpec{Command: w.Spec.Command, Dir: w.Spec.Workdir, Env: env, LogFile: l.logFile}
+	spec := supervise.LaunchSpec{Command: w.Spec.Command, Dir: w.Spec.Workdir, Env: env, Unset: agentEnv, LogFile: l.logFile}
 	if w.Spec.Tmux != nil {
 		l.tmux = w.Spec.Tmux.Session
 		if l.tmux == "" {
@@ -130,6 +143,30 @@ func (r *WorkerReconciler) launch(w *v1.Worker) (*launched, error) {
 	}
 	l.id, l.exits = id, exits
 	return l, nil
+}
+
+// assignedHook is the one non-terminal Hook whose spec.assignee is w, read
+// around the cache; empty when there is none, several, or the list fails
+// (the agent then finds its Hook some other way, so a launch never waits
+// on it).
+func (r *WorkerReconciler) assignedHook(ctx context.Context, w *v1.Worker) string {
+	hooks := &v1.HookList{}
+	if err := r.reader.List(ctx, hooks, client.InNamespace(w.Namespace)); err != nil {
+		logr.FromContextOrDiscard(ctx).Error(err, "listing the hooks of worker: launching it without "+config.HookEnv, "worker", w.Name)
+		return ""
+	}
+	name := ""
+	for i := range hooks.Items {
+		h := &hooks.Items[i]
+		if h.Spec.Assignee != w.Name || h.Status.State.IsTerminal() || !h.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if name != "" {
+			return ""
+		}
+		name = h.Name
+	}
+	return name
 }
 
 // track makes the procTable follow a launched process.
@@ -182,7 +219,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStarted, "Adopt", "adopted %s", id)
 		return r.procs.watch(key, id)
 	}
-	l, err := r.launch(w)
+	l, err := r.launch(ctx, w)
 	if err != nil {
 		return r.startFailed(ctx, w, fmt.Errorf("launching %q: %w", w.Spec.Command[0], err))
 	}
@@ -251,7 +288,7 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 	var l *launched
 	var launchErr error
 	if action == ActionRestart {
-		if l, launchErr = r.launch(w); launchErr != nil {
+		if l, launchErr = r.launch(ctx, w); launchErr != nil {
 			action = ActionNone
 		}
 	}

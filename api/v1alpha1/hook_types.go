@@ -465,6 +465,7 @@ type HistoryEntry struct {
 // +kubebuilder:printcolumn:name="Step",type=string,JSONPath=`.status.currentStep.name`
 // +kubebuilder:printcolumn:name="Attempt",type=integer,JSONPath=`.status.currentStep.attempt`
 // +kubebuilder:printcolumn:name="Assignee",type=string,JSONPath=`.spec.assignee`
+// +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Heartbeat",type=date,JSONPath=`.status.lastHeartbeat`,priority=1
 // +kubebuilder:printcolumn:name="Goal",type=string,JSONPath=`.spec.goal`,priority=1

@@ -98,7 +98,7 @@ func TestRecoverPrintsTheRecoveryFile(t *testing.T) {
 	if want := string(recoveryfile.Render(stored, recoveryfile.Options{})); out != want {
 		t.Errorf("recover printed:\n%s\nwant the rendering of the stored object:\n%s", out, want)
 	}
-	for _, want := range []string{"## DO NOT REPEAT", `### step "design" (1/3) passed`, `### step "implement" (2/3) passed`, "re-run validation", "SUSPENDED"} {
+	for _, want := range []string{"## DO NOT REPEAT", `### step "design" (1/3) passed`, `### step "implement" (2/3) passed`, "re-run validation", "PAUSED"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("recover output lacks %q", want)
 		}

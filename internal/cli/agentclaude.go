@@ -62,31 +62,8 @@ docs/agents.md.`
 		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
 		ValidArgs: agentNames,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			root, err := filepath.Abs(dir)
+			res, err := claudeSettings(install, scope, dir, dryRun)
 			if err != nil {
-				return fmt.Errorf("--dir: %w", err)
-			}
-			home := ""
-			if claudesettings.Scope(scope) == claudesettings.ScopeUser {
-				if home, err = os.UserHomeDir(); err != nil {
-					return fmt.Errorf("--scope user: %w", err)
-				}
-			}
-			path, err := claudesettings.Path(claudesettings.Scope(scope), root, home)
-			if err != nil {
-				return fmt.Errorf("--%w", err)
-			}
-			var res claudesettings.Result
-			if install {
-				exe, err := os.Executable()
-				if err != nil {
-					return fmt.Errorf("finding the tether binary: %w", err)
-				}
-				res, err = claudesettings.Install(path, claudesettings.Options{TetherPath: exe}, dryRun)
-				if err != nil {
-					return err
-				}
-			} else if res, err = claudesettings.Uninstall(path, dryRun); err != nil {
 				return err
 			}
 			out := cmd.OutOrStdout()
@@ -94,11 +71,7 @@ docs/agents.md.`
 				_, err := out.Write(res.After)
 				return err
 			}
-			state := map[bool]string{true: "installed", false: "removed"}[install]
-			if !res.Changed {
-				state = "unchanged"
-			}
-			_, err = fmt.Fprintf(out, "claude hooks %s: %s\n", state, res.Path)
+			_, err = fmt.Fprintln(out, claudeResult(install, res))
 			return err
 		},
 	}
@@ -107,4 +80,42 @@ docs/agents.md.`
 	cmd.Flags().StringVar(&dir, "dir", ".", "the project root")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the resulting settings file instead of writing it")
 	return cmd
+}
+
+// claudeSettings installs (or uninstalls) tether's entries in the Claude
+// Code settings file of scope under the project root dir; `tether agent
+// install claude` and `tether init --agent claude` share it.
+func claudeSettings(install bool, scope, dir string, dryRun bool) (claudesettings.Result, error) {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return claudesettings.Result{}, fmt.Errorf("--dir: %w", err)
+	}
+	home := ""
+	if claudesettings.Scope(scope) == claudesettings.ScopeUser {
+		if home, err = os.UserHomeDir(); err != nil {
+			return claudesettings.Result{}, fmt.Errorf("--scope user: %w", err)
+		}
+	}
+	path, err := claudesettings.Path(claudesettings.Scope(scope), root, home)
+	if err != nil {
+		return claudesettings.Result{}, fmt.Errorf("--%w", err)
+	}
+	if !install {
+		return claudesettings.Uninstall(path, dryRun)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return claudesettings.Result{}, fmt.Errorf("finding the tether binary: %w", err)
+	}
+	return claudesettings.Install(path, claudesettings.Options{TetherPath: exe}, dryRun)
+}
+
+// claudeResult is the line that reports res: `claude hooks installed: PATH`,
+// `removed` or `unchanged`.
+func claudeResult(install bool, res claudesettings.Result) string {
+	state := map[bool]string{true: "installed", false: "removed"}[install]
+	if !res.Changed {
+		state = "unchanged"
+	}
+	return fmt.Sprintf("claude hooks %s: %s", state, res.Path)
 }

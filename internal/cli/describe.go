@@ -37,6 +37,7 @@ import (
 
 	tetherv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hook/pause"
 )
 
 // historyShown is how many of a Hook's newest history entries describe shows.
@@ -288,6 +289,9 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 	w.Write(describe.LEVEL_1, "Workspace:\t%s\n", orNone(s.Workspace))
 	w.Write(describe.LEVEL_1, "Assignee:\t%s\n", orNone(s.Assignee))
 	w.Write(describe.LEVEL_1, "Suspend:\t%t\n", s.Suspend)
+	if s.Suspend {
+		w.Write(describe.LEVEL_1, "Pause Reason:\t%s\n", orNone(pause.Reason(h)))
+	}
 	w.Write(describe.LEVEL_1, "Max Attempts:\t%d\n", s.MaxAttempts)
 	writeDefaults(w, s, cfg)
 	w.Write(describe.LEVEL_0, "Status:\n")

@@ -24,10 +24,12 @@ import (
 
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/tether-dev/tether/internal/config"
 )
 
 // StoreEnv is the environment variable that names the store directory.
-const StoreEnv = "TETHER_STORE"
+const StoreEnv = config.StoreEnv
 
 // StoreDirName is the name of the store directory searched for upward from
 // the working directory.

@@ -65,8 +65,12 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newGetCommand(opts), newDescribeCommand(opts), newEventsCommand(opts), newExplainCommand())
 	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	root.AddCommand(newAgentCommands(opts)...)
+	root.AddCommand(newPauseCommands(opts)...)
+	root.AddCommand(newInitCommand(opts))
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
 	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
-	root.AddCommand(newCheckpointCommand(opts), newAgentCommand(), newHooksCommand())
+	agent := newAgentCommand()
+	agent.AddCommand(newAgentPromptCommand(opts))
+	root.AddCommand(newCheckpointCommand(opts), agent, newHooksCommand())
 	return root
 }

@@ -159,7 +159,7 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 		ReceiptStatus: receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
 		Worker: controllers.WorkerOptions{
 			LogDir: filepath.Join(dir, "logs"),
-			Env:    []string{StoreEnv + "=" + dir},
+			Env:    []string{config.StoreEnv + "=" + dir},
 		},
 	}, nil
 }

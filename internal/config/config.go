@@ -48,6 +48,10 @@ const (
 	WorkerEnv = "TETHER_WORKER"
 	// NamespaceEnv is the namespace of that Worker and its Hook.
 	NamespaceEnv = "TETHER_NAMESPACE"
+	// StoreEnv names the local store directory: every verb reads it (see
+	// --store), and a Worker launched by `tether run` on the local store
+	// gets it. In cluster mode a Worker's agent uses its kubeconfig instead.
+	StoreEnv = "TETHER_STORE"
 )
 
 // FileName is the name of the configuration file in tether's home directory.

@@ -169,11 +169,19 @@ func (r *renderer) summary() {
 }
 
 func (r *renderer) suspended() {
-	if !r.hook.Spec.Suspend {
+	h := r.hook
+	if !h.Spec.Suspend {
 		return
 	}
-	r.printf("> **SUSPENDED.** `spec.suspend` is true: tether makes no time-based transition of this task\n")
-	r.printf("> (no stale detection) until a person sets it back to false. Agent verbs still work.\n\n")
+	r.printf("## PAUSED: stop working on this task\n\n")
+	if reason := h.Annotations[v1.PauseReasonAnnotation]; reason != "" {
+		r.printf("A person paused this task: %s\n\n", oneLine(reason))
+	} else {
+		r.printf("A person paused this task (no reason given).\n\n")
+	}
+	r.printf("**Stop now**: finish the command you are running, report what you did, and start nothing new.\n")
+	r.printf("`spec.suspend` is true, so tether makes no time-based transition of this task (no stale detection)\n")
+	r.printf("and hands it to no one. Agent verbs still work. Continue only after `%s`.\n\n", command(h, "unpause"))
 }
 
 func (r *renderer) interruption() {

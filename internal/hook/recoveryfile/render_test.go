@@ -138,7 +138,7 @@ func TestSections(t *testing.T) {
 		{
 			name: "recovering and suspended",
 			want: []string{
-				"- State: `recovering`", "- Attempt: 2 of 3", "**SUSPENDED.**",
+				"- State: `recovering`", "- Attempt: 2 of 3", "## PAUSED: stop working on this task", "A person paused this task (no reason given).", "Continue only after `tether unpause recovering-example -n team-a`",
 				"## What to do now\n\nre-run validation: run `tether resume recovering-example -n team-a`",
 				"### step \"design\" (1/3) passed", "### step \"implement\" (2/3) passed",
 				"- `go test ./internal/limit/...`: exit 0", "signature: signed, not verified", "signature: UNSIGNED",
@@ -152,7 +152,12 @@ func TestSections(t *testing.T) {
 		{
 			name:    "not suspended",
 			mutate:  func(h *v1.Hook) { h.Spec.Suspend = false },
-			notWant: []string{"SUSPENDED"},
+			notWant: []string{"PAUSED"},
+		},
+		{
+			name:   "paused with a reason",
+			mutate: func(h *v1.Hook) { h.Annotations = map[string]string{v1.PauseReasonAnnotation: "review\nfirst"} },
+			want:   []string{"A person paused this task: review first\n", "**Stop now**"},
 		},
 		{
 			name: "free text cannot forge a heading",

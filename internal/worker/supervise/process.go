@@ -22,6 +22,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -82,6 +84,10 @@ type LaunchSpec struct {
 	Dir string
 	// Env is added to the caller's environment, as NAME=VALUE.
 	Env []string
+	// Unset names variables of the caller's environment the process does
+	// not inherit (Env may still set them). A tmux pane takes its
+	// environment from the tmux server, which this does not change.
+	Unset []string
 	// LogFile receives stdout and stderr, appended; created 0600 in 0700
 	// directories. Empty discards the output.
 	LogFile string
@@ -97,7 +103,7 @@ func Launch(spec LaunchSpec) (Identity, <-chan Exit, error) {
 	}
 	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(os.Environ(), spec.Env...)
+	cmd.Env = append(inherited(os.Environ(), spec.Unset), spec.Env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if spec.LogFile != "" {
 		if err := os.MkdirAll(filepath.Dir(spec.LogFile), 0o700); err != nil {
@@ -249,4 +255,19 @@ func waitPidfd(fd int, timeout time.Duration) bool {
 		}
 		return err == nil && n > 0
 	}
+}
+
+// inherited is environ without the variables named in unset.
+func inherited(environ, unset []string) []string {
+	if len(unset) == 0 {
+		return environ
+	}
+	out := make([]string, 0, len(environ))
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(unset, name) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

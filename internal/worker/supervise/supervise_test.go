@@ -329,3 +329,25 @@ func TestStopKillsTheGroup(t *testing.T) {
 		})
 	}
 }
+
+func TestInherited(t *testing.T) {
+	environ := []string{"PATH=/bin", "TETHER_HOOK=a", "TETHER_HOOKS=b", "EMPTY=", "NOEQUALS", "TETHER_STORE=/s"}
+	cases := []struct {
+		name  string
+		unset []string
+		want  []string
+	}{
+		{"nothing unset", nil, environ},
+		{"exact names only", []string{"TETHER_HOOK", "TETHER_STORE"}, []string{"PATH=/bin", "TETHER_HOOKS=b", "EMPTY=", "NOEQUALS"}},
+		{"a name without a value", []string{"NOEQUALS", "EMPTY"}, []string{"PATH=/bin", "TETHER_HOOK=a", "TETHER_HOOKS=b", "TETHER_STORE=/s"}},
+		{"absent names", []string{"MISSING"}, environ},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := inherited(environ, c.unset)
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("inherited(%v) = %q, want %q", c.unset, got, c.want)
+			}
+		})
+	}
+}
