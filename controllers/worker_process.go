@@ -145,14 +145,16 @@ func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker) (*launched,
 	return l, nil
 }
 
-// assignedHook is the one non-terminal Hook whose spec.assignee is w, read
-// around the cache; empty when there is none, several, or the list fails
-// (the agent then finds its Hook some other way, so a launch never waits
-// on it).
+// assignedHook is the one non-terminal Hook whose spec.assignee is w, from
+// the cache's assignee index; empty when there is none, several, or the
+// list fails. It is a hint (the agent finds its Hook some other way without
+// it), so a launch, and above all a restart after a crash, never waits on a
+// read of every Hook from the store. A claim the cache has not seen yet is
+// missed; the Worker was launched before it anyway.
 func (r *WorkerReconciler) assignedHook(ctx context.Context, w *v1.Worker) string {
 	hooks := &v1.HookList{}
-	if err := r.reader.List(ctx, hooks, client.InNamespace(w.Namespace)); err != nil {
-		logr.FromContextOrDiscard(ctx).Error(err, "listing the hooks of worker: launching it without "+config.HookEnv, "worker", w.Name)
+	if err := r.client.List(ctx, hooks, client.InNamespace(w.Namespace), client.MatchingFields{HookAssigneeField: w.Name}); err != nil {
+		logr.FromContextOrDiscard(ctx).V(1).Info("launching without "+config.HookEnv+": the hooks assigned are unknown", "worker", w.Name, "error", err.Error())
 		return ""
 	}
 	name := ""
