@@ -56,7 +56,7 @@ func newRepo(t *testing.T) *repo {
 	r.env = append(os.Environ(),
 		"HOME="+root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(root, "gitconfig"),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid",
-		"FAKE_CALLS="+r.calls, "TETHER_HOOK=", "TETHER_HOOK_WAIT=", "TETHER_HOOK_TIMEOUT=", "TETHER_IN_GIT_HOOK=",
+		"FAKE_CALLS="+r.calls, "TETHER_HOOK=", "TETHER_GIT_HOOKS=", "TETHER_HOOK_WAIT=", "TETHER_HOOK_TIMEOUT=", "TETHER_IN_GIT_HOOK=",
 	)
 	r.tether = r.script("bin/tether", fakeTether, 0o755)
 	for _, d := range []string{r.dir, r.calls} {
@@ -453,7 +453,9 @@ func TestTetherFailureNeverFailsGit(t *testing.T) {
 		{name: "tether hangs", tether: "#!/bin/sh\nexec sleep 30\n", env: []string{"TETHER_HOOK_TIMEOUT=3"},
 			wantStderr: "goes on in the background", maxTime: 10 * time.Second},
 		{name: "tether is gone", wantStderr: "tether not found", maxTime: 5 * time.Second},
-		{name: "TETHER_HOOK=0 skips it", tether: "#!/bin/sh\nexit 1\n", env: []string{"TETHER_HOOK=0"}, maxTime: 5 * time.Second},
+		{name: "TETHER_GIT_HOOKS=0 skips it", tether: "#!/bin/sh\nexit 1\n", env: []string{"TETHER_GIT_HOOKS=0"}, maxTime: 5 * time.Second},
+		{name: "a Hook named 0 in TETHER_HOOK does not skip it", tether: "#!/bin/sh\nexit 1\n", env: []string{"TETHER_HOOK=0"},
+			wantStderr: "tether exited 1", maxTime: 5 * time.Second},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

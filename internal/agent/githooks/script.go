@@ -40,7 +40,7 @@ var scriptTemplate = template.Must(template.New("hook").Parse(`#!/bin/sh
 # The chained hook runs as before, with the same arguments, stdin and exit
 # status. tether's checkpoint (trigger {{.Trigger}}) runs in the background and
 # never changes this hook's outcome: on failure it warns on stderr.
-# Environment: TETHER_HOOK=0 skips the checkpoint; TETHER_HOOK_WAIT (seconds,
+# Environment: TETHER_GIT_HOOKS=0 skips the checkpoint; TETHER_HOOK_WAIT (seconds,
 # default {{.Wait}}) is how long to wait for it before leaving it in the
 # background; TETHER_HOOK_TIMEOUT (seconds, default {{.Timeout}}) bounds it where
 # ` + "`timeout`" + ` exists.
@@ -100,7 +100,7 @@ tether_timeout=${TETHER_HOOK_TIMEOUT:-{{.Timeout}}}
 case $tether_timeout in '' | *[!0-9]* | 0) tether_timeout={{.Timeout}} ;; esac
 
 tether_pid=
-if [ "${TETHER_HOOK:-1}" != 0 ] && [ -z "${TETHER_IN_GIT_HOOK:-}" ]; then
+if [ "${TETHER_GIT_HOOKS:-1}" != 0 ] && [ -z "${TETHER_IN_GIT_HOOK:-}" ]; then
 	if [ ! -x "$tether_bin" ]; then
 		tether_bin=$(command -v tether 2>/dev/null) || tether_bin=
 	fi

@@ -36,6 +36,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -168,6 +169,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	s.mapper = reg.RESTMapper()
 
+	if err := ignoreInGit(dir); err != nil {
+		return nil, err
+	}
 	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
@@ -181,6 +185,21 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// gitignoreName is the file that keeps a store inside a git working tree
+// (tether init's DIR/.tether) out of git status, commits and checkpoint
+// snapshots.
+const gitignoreName = ".gitignore"
+
+// ignoreInGit creates dir/.gitignore ignoring everything, unless a file (or
+// a symlink) of that name is already there: that one is the user's.
+func ignoreInGit(dir string) error {
+	err := atomicfs.CreateFile(filepath.Join(dir, gitignoreName), []byte("# tether's store: its files are not part of the repository.\n*\n"), 0o600)
+	if err != nil && !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("store %s: %w", dir, err)
+	}
+	return nil
 }
 
 // Close releases the store's files, after the removals of replaced files.

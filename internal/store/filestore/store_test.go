@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -81,7 +82,7 @@ func storeFiles(t *testing.T, dir string) []string {
 		if err != nil {
 			return err
 		}
-		if !d.IsDir() && d.Name() != ".lock" && d.Name() != "journal" {
+		if !d.IsDir() && d.Name() != ".lock" && d.Name() != "journal" && d.Name() != ".gitignore" {
 			out = append(out, strings.TrimPrefix(path, dir+"/"))
 		}
 		return nil
@@ -448,5 +449,42 @@ func TestSchemasCompileOnFirstWrite(t *testing.T) {
 	err := broken.Client().Create(context.Background(), hook("new"))
 	if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "preserveUnknownFields") {
 		t.Errorf("create with schemas that do not compile: %v, want an internal error naming the cause", err)
+	}
+}
+
+// TestStoreIsIgnoredByGit: a store inside a git working tree (tether init's
+// DIR/.tether) never shows in git status, so neither commits nor checkpoint
+// snapshots carry it; a .gitignore the user put there is left alone.
+func TestStoreIsIgnoredByGit(t *testing.T) {
+	ws := t.TempDir()
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = ws
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	git("init", "-q")
+	s := openStore(t, filepath.Join(ws, ".tether"))
+	if err := s.Client().Create(context.Background(), hook("task")); err != nil {
+		t.Fatal(err)
+	}
+	if out := git("status", "--porcelain", "--untracked-files=all"); out != "" {
+		t.Errorf("git status shows the store:\n%s", out)
+	}
+
+	mine := filepath.Join(t.TempDir(), "store")
+	if err := os.MkdirAll(mine, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, ".gitignore"), []byte("journal\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	openStore(t, mine)
+	if got, _ := os.ReadFile(filepath.Join(mine, ".gitignore")); string(got) != "journal\n" {
+		t.Errorf("the user's .gitignore was rewritten: %q", got)
 	}
 }
