@@ -67,6 +67,6 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newAgentCommands(opts)...)
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
 	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
-	root.AddCommand(newCheckpointCommand(opts), newAgentCommand(), newHooksCommand())
+	root.AddCommand(newCheckpointCommand(opts), withAgentHookCommands(newAgentCommand(), opts), newHooksCommand())
 	return root
 }
