@@ -153,7 +153,7 @@ func Handle(ctx context.Context, ev claudehook.Event, opts Options) (Result, err
 		return res, nil
 	}
 	if apierrors.IsNotFound(err) {
-		res.Answer = claudehook.NoOp()
+		res.Answer, res.Target = claudehook.NoOp(), Target{}
 		note(fmt.Sprintf("tether: hook %q (namespace %q, from %s) not found; nothing to do", target.Key.Name, target.Key.Namespace, target.Source))
 		return res, nil
 	}
