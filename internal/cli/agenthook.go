@@ -85,6 +85,19 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if !g.Cluster {
+		// An agent hook never creates a store: with the hooks installed for
+		// every project, that would leave a .tether in each of them.
+		dir, err := g.StoreDir()
+		if err != nil {
+			warn("%v", err)
+			return
+		}
+		if _, err := os.Stat(dir); err != nil {
+			_, _ = fmt.Fprintf(errOut, "tether: no store at %s; nothing to do\n", dir)
+			return
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, agentsession.Timeout)
 	defer cancel()
 	answered := make(chan hookOutcome, 1)
