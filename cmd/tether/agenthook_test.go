@@ -76,7 +76,9 @@ func sessionContext(t *testing.T, stdout string) string {
 
 func TestAgentHookEvents(t *testing.T) {
 	e := newAgentEnv(t)
-	e.createHook("task", 3, 0, step("build", 0, "true"), step("test", 0, "true"))
+	// staleAfter 400ms: a tool call writes its heartbeat when the last is
+	// older than 100ms.
+	e.createHook("task", 3, 400*time.Millisecond, step("build", 0, "true"), step("test", 0, "true"))
 
 	out, _ := e.okHook(map[string]any{"hook_event_name": "SessionStart", "source": "startup", "transcript_path": "/t/s1.jsonl"})
 	if ctx := sessionContext(t, out); !strings.Contains(ctx, "# Recovery file: hook task") || !strings.Contains(ctx, "tether step begin task") {
@@ -85,7 +87,7 @@ func TestAgentHookEvents(t *testing.T) {
 	e.ok("step", "begin", "task", "--working-on", "the build")
 
 	before := e.hook("task").Status.LastHeartbeat
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(150 * time.Millisecond)
 	if out, _ := e.okHook(map[string]any{"hook_event_name": "UserPromptSubmit", "prompt": "go"}); out != "" {
 		t.Errorf("UserPromptSubmit answered %q", out)
 	}

@@ -57,6 +57,8 @@ or a held lock is a warning on stderr and no output. TETHER_DISABLE=1 turns
 it into a no-op. See docs/agents.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A short-lived process on every tool call: collect less often.
+			tuneGCForReading()
 			runAgentHook(cmd.Context(), g, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), os.Getenv)
 			return nil
 		},
@@ -76,7 +78,9 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 	if claudehook.Disabled(getenv) {
 		return
 	}
-	warn := func(format string, args ...any) { _, _ = fmt.Fprintf(errOut, "tether agent hook: warning: "+format+"\n", args...) }
+	warn := func(format string, args ...any) {
+		_, _ = fmt.Fprintf(errOut, "tether agent hook: warning: "+format+"\n", args...)
+	}
 	ev, err := claudehook.DecodeEvent(in)
 	if err != nil {
 		warn("%v", err)
@@ -110,16 +114,17 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 			return
 		}
 		defer func() { _ = b.Close() }()
-		opts := agentsession.Options{Client: b.Client, Namespace: b.Namespace, Getenv: getenv}
-		if rec, err := b.Recorder(); err == nil {
-			opts.Recorder = rec
+		cfg, err := config.Load(g.ConfigFile)
+		if err != nil {
+			warn("%v; using the built-in defaults", err)
+			cfg = config.Default("")
 		}
+		opts := agentsession.Options{Client: b.Client, Namespace: b.Namespace, Getenv: getenv, DefaultStaleAfter: cfg.StaleAfter.Duration}
 		switch ev.HookEventName {
 		case claudehook.Stop:
-			cfg, err := config.Load(g.ConfigFile)
-			if err != nil {
-				warn("%v; using the built-in caps", err)
-				cfg = config.Default("")
+			// Only Stop records Events; the other events spare the broadcaster.
+			if rec, err := b.Recorder(); err == nil {
+				opts.Recorder = rec
 			}
 			opts.Limits = claudehook.Limits{MaxConsecutive: int(cfg.AgentLoop.MaxConsecutive), MaxPerHook: int(cfg.AgentLoop.MaxPerHook)}
 		case claudehook.SessionStart:

@@ -60,8 +60,9 @@ type env struct {
 	c   client.Client
 	ws  string
 	rec *recorder
-	now time.Time
-	env map[string]string
+	now  time.Time
+	step time.Duration
+	env  map[string]string
 }
 
 func newEnv(t *testing.T) *env {
@@ -69,7 +70,7 @@ func newEnv(t *testing.T) *env {
 	ws := t.TempDir()
 	git(t, ws, "init", "-q")
 	git(t, ws, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "init")
-	return &env{t: t, c: testsupport.Store(t, "").Client(), ws: ws, rec: &recorder{}, now: time.Now(), env: map[string]string{}}
+	return &env{t: t, c: testsupport.Store(t, "").Client(), ws: ws, rec: &recorder{}, now: time.Now(), step: agentsession.MaxHeartbeatInterval + time.Second, env: map[string]string{}}
 }
 
 func git(t *testing.T, dir string, args ...string) {
@@ -133,7 +134,7 @@ func (e *env) try(ev claudehook.Event) (agentsession.Result, error) {
 	if ev.SessionID == "" {
 		ev.SessionID = "s1"
 	}
-	e.now = e.now.Add(time.Second)
+	e.now = e.now.Add(e.step)
 	now := e.now
 	return agentsession.Handle(context.Background(), ev, agentsession.Options{
 		Client: e.c, Namespace: "default", Getenv: func(k string) string { return e.env[k] },
@@ -262,7 +263,7 @@ func TestResolution(t *testing.T) {
 func TestBindingFile(t *testing.T) {
 	ws := t.TempDir()
 	git(t, ws, "init", "-q")
-	path, err := agentsession.WriteBinding(filepath.Join(ws), agentsession.Binding{Namespace: "team-a", Hook: "fix"})
+	path, err := agentsession.WriteBinding(ws, agentsession.Binding{Namespace: "team-a", Hook: "fix"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -606,4 +607,26 @@ func (failing) Get(context.Context, client.ObjectKey, client.Object, ...client.G
 
 func (failing) List(context.Context, client.ObjectList, ...client.ListOption) error {
 	return errors.New("store unavailable")
+}
+
+func TestHeartbeatThrottle(t *testing.T) {
+	e := newEnv(t)
+	key := e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
+	e.step = time.Second
+	e.handle(claudehook.Event{HookEventName: claudehook.PostToolUse, ToolName: "Read"})
+	rv := e.hook(key).ResourceVersion
+	e.handle(claudehook.Event{HookEventName: claudehook.PostToolUse, ToolName: "Read"})
+	if got := e.hook(key).ResourceVersion; got != rv {
+		t.Errorf("a tool call 1s after the last one wrote the Hook (%s -> %s)", rv, got)
+	}
+	e.handle(claudehook.Event{HookEventName: claudehook.PostToolUse, ToolName: "Read", SessionID: "s2"})
+	if got := e.hook(key).ResourceVersion; got == rv {
+		t.Error("another session's tool call was not recorded")
+	}
+	rv = e.hook(key).ResourceVersion
+	e.step = agentsession.MaxHeartbeatInterval
+	e.handle(claudehook.Event{HookEventName: claudehook.PostToolUse, ToolName: "Read", SessionID: "s2"})
+	if got := e.hook(key).ResourceVersion; got == rv {
+		t.Errorf("a tool call %s after the last one did not heartbeat", agentsession.MaxHeartbeatInterval)
+	}
 }

@@ -193,7 +193,7 @@ func ReadBinding(dir string) (*Binding, string, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
-		return nil, path, fmt.Errorf("binding file %s: not a binding (%v); run tether agent bind HOOK again", path, err)
+		return nil, path, fmt.Errorf("binding file %s: not a binding (%w); run tether agent bind HOOK again", path, err)
 	}
 	if b.Namespace == "" {
 		b.Namespace = "default"

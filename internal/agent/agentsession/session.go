@@ -45,6 +45,7 @@ import (
 	"github.com/tether-dev/tether/internal/agent/claudehook"
 	"github.com/tether-dev/tether/internal/agent/gitchanges"
 	"github.com/tether-dev/tether/internal/agent/githooks"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
@@ -53,6 +54,12 @@ import (
 // Timeout bounds all the store work of one event: the agent gets its answer
 // within it, whatever the store does.
 const Timeout = 2 * time.Second
+
+// MaxHeartbeatInterval is the longest a prompt or tool call goes without
+// writing its heartbeat: one within this interval of the last (and within a
+// quarter of the Hook's staleAfter) is only read, not written, so that a
+// burst of tool calls costs one status write, not one each.
+const MaxHeartbeatInterval = 10 * time.Second
 
 // liveChangesTimeout bounds the git run that finds the files changed since
 // the last checkpoint for SessionStart's recovery file.
@@ -84,6 +91,9 @@ type Options struct {
 	ReceiptStatus recoveryfile.ReceiptStatus
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// DefaultStaleAfter is the staleAfter of Hooks whose spec sets none
+	// (the configuration file's); zero means config.DefaultStaleAfter.
+	DefaultStaleAfter time.Duration
 }
 
 // Result is Handle's answer and what it has to say beside it.
@@ -210,12 +220,16 @@ func truncate(s string, n int) string {
 	return s
 }
 
-// heartbeat is the path of every prompt and tool call: one Get, one status
-// update that heartbeats the Hook (unless it is terminal) and refreshes
-// agentSession.lastSeen.
+// heartbeat is the path of every prompt and tool call: one Get, and one
+// status update that heartbeats the Hook (unless it is terminal) and
+// refreshes agentSession.lastSeen, skipped while both are fresh (see
+// MaxHeartbeatInterval).
 func (h *handler) heartbeat(ctx context.Context) error {
 	now := h.opts.now()
 	_, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
+		if h.fresh(hook, now) {
+			return false, nil
+		}
 		if !hook.Status.State.IsTerminal() {
 			// A heartbeat the state machine refuses changes nothing.
 			_, _ = hookwrite.Apply(hook, hookfsm.Input{Event: hookfsm.Heartbeat}, hookwrite.Options{Now: func() time.Time { return now }})
@@ -224,6 +238,26 @@ func (h *handler) heartbeat(ctx context.Context) error {
 		return true, nil
 	})
 	return err
+}
+
+// fresh reports whether hook's heartbeat and this session's lastSeen are
+// recent enough that a prompt or tool call need not write them again.
+func (h *handler) fresh(hook *v1.Hook, now time.Time) bool {
+	staleAfter := h.opts.DefaultStaleAfter
+	if staleAfter <= 0 {
+		staleAfter = config.DefaultStaleAfter
+	}
+	if d := hook.Spec.StaleAfter; d != nil && d.Duration > 0 {
+		staleAfter = d.Duration
+	}
+	every := min(MaxHeartbeatInterval, staleAfter/4)
+	recent := func(t time.Time) bool { d := now.Sub(t); return d >= 0 && d < every }
+	st := &hook.Status
+	s := st.AgentSession
+	if s == nil || s.SessionID != h.ev.SessionID || s.EndedAt != nil || s.LastSeen == nil || !recent(s.LastSeen.Time) {
+		return false
+	}
+	return st.State.IsTerminal() || (st.LastHeartbeat != nil && recent(st.LastHeartbeat.Time))
 }
 
 // gitActivity takes the checkpoints a Bash command's git commit, git push
@@ -358,9 +392,7 @@ func (h *handler) sessionStart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	st := hook.Status.State
-	switch {
-	case st.IsTerminal():
+	if st := hook.Status.State; st.IsTerminal() {
 		h.res.Answer = claudehook.SessionStartContext(fmt.Sprintf("tether: hook %s is %s; nothing is left to do on it (%s).", hook.Name, st, hookfsm.NextAction(hook)))
 		return nil
 	}
