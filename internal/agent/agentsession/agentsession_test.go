@@ -56,10 +56,10 @@ func (r *recorder) Eventf(_ runtime.Object, _ runtime.Object, typ, reason, actio
 }
 
 type env struct {
-	t   *testing.T
-	c   client.Client
-	ws  string
-	rec *recorder
+	t    *testing.T
+	c    client.Client
+	ws   string
+	rec  *recorder
 	now  time.Time
 	step time.Duration
 	env  map[string]string
