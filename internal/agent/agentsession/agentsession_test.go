@@ -37,6 +37,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/agentsession"
 	"github.com/tether-dev/tether/internal/agent/claudehook"
+	"github.com/tether-dev/tether/internal/agent/githooks"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
@@ -628,5 +629,24 @@ func TestHeartbeatThrottle(t *testing.T) {
 	e.handle(claudehook.Event{HookEventName: claudehook.PostToolUse, ToolName: "Read", SessionID: "s2"})
 	if got := e.hook(key).ResourceVersion; got == rv {
 		t.Errorf("a tool call %s after the last one did not heartbeat", agentsession.MaxHeartbeatInterval)
+	}
+}
+
+func TestGitHooksInstalledTakeTheCommit(t *testing.T) {
+	e := newEnv(t)
+	e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
+	// tether's git hooks, running a tether that does nothing: they would
+	// take the checkpoint, so the agent hook must not.
+	if _, err := githooks.Install(context.Background(), githooks.Options{Dir: e.ws, Tether: "/bin/true"}); err != nil {
+		t.Fatal(err)
+	}
+	in, _ := json.Marshal(map[string]string{"command": "git commit -m x && git push"})
+	e.handle(claudehook.Event{HookEventName: claudehook.PostToolUse, ToolName: "Bash", ToolInput: in})
+	list := &v1.CheckpointList{}
+	if err := e.c.List(context.Background(), list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) != 0 {
+		t.Errorf("%d checkpoints taken although tether's git hooks are installed", len(list.Items))
 	}
 }
