@@ -80,7 +80,7 @@ func TestAgentHookEvents(t *testing.T) {
 	// older than 100ms.
 	e.createHook("task", 3, 400*time.Millisecond, step("build", 0, "true"), step("test", 0, "true"))
 
-	out, _ := e.okHook(map[string]any{"hook_event_name": "SessionStart", "source": "startup", "transcript_path": "/t/s1.jsonl"})
+	out, _ := e.okHook(map[string]any{"hook_event_name": "SessionStart", "source": "startup", "transcript_path": "transcripts/s1.jsonl"})
 	if ctx := sessionContext(t, out); !strings.Contains(ctx, "# Recovery file: hook task") || !strings.Contains(ctx, "tether step begin task") {
 		t.Fatalf("SessionStart context:\n%s", ctx)
 	}
@@ -128,7 +128,7 @@ func TestAgentHookEvents(t *testing.T) {
 		t.Errorf("SessionEnd answered %q", out)
 	}
 	s := e.hook("task").Status.AgentSession
-	if s.EndedAt == nil || s.EndReason != "logout" || s.EndedInStep != "build" || s.Compactions != 1 || s.TranscriptPath != "/t/s1.jsonl" {
+	if s.EndedAt == nil || s.EndReason != "logout" || s.EndedInStep != "build" || s.Compactions != 1 || s.TranscriptPath != "transcripts/s1.jsonl" {
 		t.Errorf("session after SessionEnd: %+v", s)
 	}
 	rec := e.ok("recover", "task")

@@ -192,7 +192,7 @@ func TestResolution(t *testing.T) {
 			e.createHook("done", e.ws, hookfsm.Initialize, hookfsm.Abandon)
 			e.createHook("live", e.ws)
 		}, want: "live", via: agentsession.ViaWorkspace},
-		{name: "no hook", setup: func(e *env) { e.createHook("elsewhere", "/nonexistent/x") }, notes: "no Hook for"},
+		{name: "no hook", setup: func(e *env) { e.createHook("elsewhere", filepath.Join(e.t.TempDir(), "elsewhere")) }, notes: "no Hook for"},
 		{name: "ambiguous", setup: func(e *env) {
 			e.createHook("a", e.ws)
 			e.createHook("b", e.ws)
@@ -332,9 +332,9 @@ func TestSessionLifecycle(t *testing.T) {
 	e := newEnv(t)
 	key := e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
 
-	e.handle(claudehook.Event{HookEventName: claudehook.SessionStart, Source: "startup", TranscriptPath: "/t/s1.jsonl"})
+	e.handle(claudehook.Event{HookEventName: claudehook.SessionStart, Source: "startup", TranscriptPath: "transcripts/s1.jsonl"})
 	s := e.hook(key).Status.AgentSession
-	if s == nil || s.SessionID != "s1" || s.Source != v1.SessionStartup || s.TranscriptPath != "/t/s1.jsonl" || s.StartedAt == nil {
+	if s == nil || s.SessionID != "s1" || s.Source != v1.SessionStartup || s.TranscriptPath != "transcripts/s1.jsonl" || s.StartedAt == nil {
 		t.Fatalf("after SessionStart: %+v", s)
 	}
 
@@ -635,9 +635,9 @@ func TestHeartbeatThrottle(t *testing.T) {
 func TestGitHooksInstalledTakeTheCommit(t *testing.T) {
 	e := newEnv(t)
 	e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
-	// tether's git hooks, running a tether that does nothing: they would
+	// tether's git hooks (never run here: nothing is committed). They would
 	// take the checkpoint, so the agent hook must not.
-	if _, err := githooks.Install(context.Background(), githooks.Options{Dir: e.ws, Tether: "/bin/true"}); err != nil {
+	if _, err := githooks.Install(context.Background(), githooks.Options{Dir: e.ws, Tether: filepath.Join(e.ws, "no-tether")}); err != nil {
 		t.Fatal(err)
 	}
 	in, _ := json.Marshal(map[string]string{"command": "git commit -m x && git push"})
