@@ -32,6 +32,11 @@ const (
 	// and counters agree with the replay of its history; false names the
 	// fields that disagree, which are not to be trusted.
 	ConditionHistoryConsistent = "HistoryConsistent"
+	// ConditionAgentLoop is true while `tether agent hook` keeps the
+	// agent's Stop loop going, and false with the reason it ended
+	// (HookTerminal, HookPaused, AwaitingHuman, NoNextAction,
+	// HookContinuationCap, SessionContinuationCap, NoProgress).
+	ConditionAgentLoop = "AgentLoop"
 	// ConditionSnapshotAvailable is true when a Checkpoint's workspace snapshot can be restored.
 	ConditionSnapshotAvailable = "SnapshotAvailable"
 )
@@ -76,6 +81,8 @@ const (
 	// ReasonRetentionExpired means a terminal Hook outlived its retention
 	// time-to-live and was deleted.
 	ReasonRetentionExpired = "RetentionExpired"
+	// ReasonContinuing means the agent was told to continue at Stop.
+	ReasonContinuing = "Continuing"
 	// ReasonNotRecovering means there is nothing to recover from.
 	ReasonNotRecovering = "NotRecovering"
 	// ReasonProcessRunning means the Worker's process is alive.

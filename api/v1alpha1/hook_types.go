@@ -245,11 +245,103 @@ type HookStatus struct {
 	// +optional
 	RecoveryFile string `json:"recoveryFile,omitempty"`
 
+	// AgentSession is the coding-agent session that holds the task, as
+	// `tether agent hook` last saw it, and the counters of its Stop
+	// continuation loop.
+	// +optional
+	AgentSession *AgentSession `json:"agentSession,omitempty"`
+
 	// Conditions are the Ready, Stale and Recovering conditions.
 	// +listType=map
 	// +listMapKey=type
 	// +optional
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// AgentSessionSource is what started a coding-agent session.
+// +kubebuilder:validation:Enum=startup;resume;clear;compact
+type AgentSessionSource string
+
+// The sources of a session, as Claude Code's SessionStart reports them.
+const (
+	// SessionStartup is a new session.
+	SessionStartup AgentSessionSource = "startup"
+	// SessionResume is a session resumed with --resume or --continue.
+	SessionResume AgentSessionSource = "resume"
+	// SessionClear is a session started again by /clear.
+	SessionClear AgentSessionSource = "clear"
+	// SessionCompact is a session continuing after its context was compacted.
+	SessionCompact AgentSessionSource = "compact"
+)
+
+// AgentSession is the coding-agent session working on a Hook, written by
+// `tether agent hook` from the agent's hook events.
+type AgentSession struct {
+	// SessionID is the agent's session identifier.
+	// +kubebuilder:validation:MaxLength=256
+	SessionID string `json:"sessionID"`
+	// TranscriptPath is the session's transcript file, on the agent's machine.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	TranscriptPath string `json:"transcriptPath,omitempty"`
+	// Source is what started the session: startup, resume, clear or compact.
+	// Empty when the session was first seen by an event other than
+	// SessionStart.
+	// +optional
+	Source AgentSessionSource `json:"source,omitempty"`
+	// ResumedFrom is the session that held the Hook before this one, when
+	// this session took over from another (after a crash, an exit or a
+	// /clear).
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	ResumedFrom string `json:"resumedFrom,omitempty"`
+	// StartedAt is when tether first saw the session.
+	// +optional
+	StartedAt *metav1.Time `json:"startedAt,omitempty"`
+	// LastSeen is the session's latest event, to the microsecond.
+	// +optional
+	LastSeen *metav1.MicroTime `json:"lastSeen,omitempty"`
+	// EndedAt is when the session ended (SessionEnd); unset while it runs,
+	// and after a crash that sent no SessionEnd.
+	// +optional
+	EndedAt *metav1.Time `json:"endedAt,omitempty"`
+	// EndReason is why the session ended, as the agent reported it:
+	// clear, logout, prompt_input_exit, other.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	EndReason string `json:"endReason,omitempty"`
+	// EndedInState is the Hook's state when the session ended; with
+	// EndedInStep it tells whether the session left a step unfinished.
+	// +optional
+	EndedInState HookState `json:"endedInState,omitempty"`
+	// EndedInStep is the step being worked on when the session ended.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	EndedInStep string `json:"endedInStep,omitempty"`
+	// Compactions counts the context compactions of this session.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Compactions int32 `json:"compactions,omitempty"`
+	// LastCompactedAt is when the session's context was last compacted.
+	// +optional
+	LastCompactedAt *metav1.Time `json:"lastCompactedAt,omitempty"`
+	// Continuations counts the Stop continuations this session got in a row
+	// (reset when a person speaks, and for a new session); the per-session
+	// cap applies to it.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Continuations int32 `json:"continuations,omitempty"`
+	// HookContinuations counts the Stop continuations the Hook got over its
+	// whole life, across sessions; the per-Hook cap applies to it.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	HookContinuations int32 `json:"hookContinuations,omitempty"`
+	// LastFingerprint is the Hook's state fingerprint when the previous
+	// continuation was given; a continuation that would follow no change
+	// of it ends the loop.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	LastFingerprint string `json:"lastFingerprint,omitempty"`
 }
 
 // LastCheckpoint identifies a Hook's newest Checkpoint.

@@ -318,6 +318,7 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 		w.Write(describe.LEVEL_2, "Last Checkpoint:\t%s\n", orNone(r.LastCheckpoint))
 		w.Write(describe.LEVEL_2, "Files Changed Since:\t%s\n", orNone(strings.Join(r.FilesChangedSinceCheckpoint, ", ")))
 	}
+	describeAgentSession(w, st.AgentSession)
 
 	results := map[string]*tetherv1alpha1.StepResult{}
 	for i := range st.Steps {
@@ -373,6 +374,35 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 			w.Write(describe.LEVEL_1, "%s\t%s\t%s\t%s\t%s\t%s\n", cp.Name, cp.Spec.Trigger, orNone(cp.Spec.Step), commit, since(cp.CreationTimestamp.Time), orNone(cp.Spec.Description))
 		}
 	}
+}
+
+// describeAgentSession shows the agent session holding the Hook and its
+// Stop loop counters.
+func describeAgentSession(w describe.PrefixWriter, a *tetherv1alpha1.AgentSession) {
+	if a == nil {
+		w.Write(describe.LEVEL_1, "Agent Session:\t<none>\n")
+		return
+	}
+	w.Write(describe.LEVEL_1, "Agent Session:\n")
+	w.Write(describe.LEVEL_2, "Session ID:\t%s\n", a.SessionID)
+	w.Write(describe.LEVEL_2, "Source:\t%s\n", orNone(string(a.Source)))
+	if a.ResumedFrom != "" {
+		w.Write(describe.LEVEL_2, "Resumed From:\t%s\n", a.ResumedFrom)
+	}
+	w.Write(describe.LEVEL_2, "Transcript:\t%s\n", orNone(a.TranscriptPath))
+	w.Write(describe.LEVEL_2, "Started:\t%s\n", timePtr(a.StartedAt))
+	w.Write(describe.LEVEL_2, "Last Seen:\t%s\n", microTimePtr(a.LastSeen))
+	if a.EndedAt != nil {
+		ended := fmt.Sprintf("%s, %s", timePtr(a.EndedAt), orNone(a.EndReason))
+		if a.EndedInStep != "" {
+			ended += fmt.Sprintf(", during step %s (%s)", a.EndedInStep, a.EndedInState)
+		}
+		w.Write(describe.LEVEL_2, "Ended:\t%s\n", ended)
+	}
+	if a.Compactions > 0 {
+		w.Write(describe.LEVEL_2, "Compactions:\t%d (last %s)\n", a.Compactions, timePtr(a.LastCompactedAt))
+	}
+	w.Write(describe.LEVEL_2, "Continuations:\t%d in a row, %d for the Hook\n", a.Continuations, a.HookContinuations)
 }
 
 func describeWorker(w describe.PrefixWriter, wk *tetherv1alpha1.Worker) {

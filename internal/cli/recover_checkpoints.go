@@ -54,14 +54,10 @@ func addCheckpoints(ctx context.Context, b *Backend, hook *v1.Hook, opts *recove
 	}
 	ctx, cancel := context.WithTimeout(ctx, liveChangesTimeout)
 	defer cancel()
-	changes, _, err := snapshot.Changes(ctx, hook.Spec.Workspace, base, 0)
+	files, err := snapshot.ChangedPaths(ctx, hook.Spec.Workspace, base)
 	if err != nil {
 		_, _ = fmt.Fprintf(errOut, "warning: finding the files changed since checkpoint %s: %v\n", summaries[0].Name, err)
 		return nil
-	}
-	files := make([]string, 0, len(changes))
-	for _, f := range changes {
-		files = append(files, f.Path)
 	}
 	opts.ChangedFiles, opts.ChangedFilesLive = files, true
 	return nil

@@ -69,7 +69,7 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newInitCommand(opts))
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
 	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
-	agent := newAgentCommand()
+	agent := withAgentHookCommands(newAgentCommand(), opts)
 	agent.AddCommand(newAgentPromptCommand(opts))
 	root.AddCommand(newCheckpointCommand(opts), agent, newHooksCommand())
 	return root

@@ -65,6 +65,14 @@ const (
 	DefaultCompletedTTL       = 30 * 24 * time.Hour
 	DefaultFailedTTL          = 30 * 24 * time.Hour
 	DefaultAbandonedTTL       = 7 * 24 * time.Hour
+	// DefaultAgentMaxConsecutive is agentLoop.maxConsecutive: how many Stop
+	// continuations in a row one agent session gets. Claude Code ends a turn
+	// itself after 8 consecutive blocks without telling the hook; 6 keeps
+	// tether's cap first, so the end is recorded with tether's reason.
+	DefaultAgentMaxConsecutive = 6
+	// DefaultAgentMaxPerHook is agentLoop.maxPerHook: how many Stop
+	// continuations one Hook gets over its life, across sessions.
+	DefaultAgentMaxPerHook = 100
 )
 
 // Config is the content of the configuration file. Durations are Go
@@ -84,6 +92,9 @@ type Config struct {
 	// RecoveryDir is where `tether run --cluster` writes recovery files; on
 	// the local store they live in the store's recovery/ directory.
 	RecoveryDir string `json:"recoveryDir,omitempty"`
+	// AgentLoop holds the caps of the Stop continuation loop that
+	// `tether agent hook` keeps going.
+	AgentLoop AgentLoop `json:"agentLoop,omitempty"`
 
 	// File is the configuration file the values were read from; empty
 	// when there was none.
@@ -123,6 +134,16 @@ type Sources struct {
 	CompletedTTL, FailedTTL, AbandonedTTL Source
 }
 
+// AgentLoop holds the caps of the Stop continuation loop.
+type AgentLoop struct {
+	// MaxConsecutive is how many continuations in a row one session gets
+	// before it may stop (default DefaultAgentMaxConsecutive).
+	MaxConsecutive int32 `json:"maxConsecutive,omitempty"`
+	// MaxPerHook is how many continuations a Hook gets over its life
+	// (default DefaultAgentMaxPerHook).
+	MaxPerHook int32 `json:"maxPerHook,omitempty"`
+}
+
 // Retention is the default time-to-live of terminal Hooks per state.
 type Retention struct {
 	// Completed is how long a completed Hook is kept.
@@ -157,6 +178,7 @@ func Default(home string) *Config {
 			Failed:    metav1.Duration{Duration: DefaultFailedTTL},
 			Abandoned: metav1.Duration{Duration: DefaultAbandonedTTL},
 		},
+		AgentLoop:   AgentLoop{MaxConsecutive: DefaultAgentMaxConsecutive, MaxPerHook: DefaultAgentMaxPerHook},
 		KeyDir:      filepath.Join(home, "keys"),
 		RecoveryDir: filepath.Join(home, "recovery"),
 	}
@@ -221,6 +243,18 @@ func Parse(data []byte, base string, cfg *Config) error {
 		if d.from.Duration > 0 {
 			*d.to, *d.set = d.from, true
 		}
+	}
+	if file.AgentLoop.MaxConsecutive < 0 {
+		return fmt.Errorf("agentLoop.maxConsecutive: %d is negative", file.AgentLoop.MaxConsecutive)
+	}
+	if file.AgentLoop.MaxPerHook < 0 {
+		return fmt.Errorf("agentLoop.maxPerHook: %d is negative", file.AgentLoop.MaxPerHook)
+	}
+	if file.AgentLoop.MaxConsecutive > 0 {
+		cfg.AgentLoop.MaxConsecutive = file.AgentLoop.MaxConsecutive
+	}
+	if file.AgentLoop.MaxPerHook > 0 {
+		cfg.AgentLoop.MaxPerHook = file.AgentLoop.MaxPerHook
 	}
 	if file.MaxCheckpoints > 0 {
 		cfg.MaxCheckpoints, cfg.fromFile.maxCheckpoints = file.MaxCheckpoints, true

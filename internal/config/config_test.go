@@ -176,3 +176,31 @@ func TestSources(t *testing.T) {
 		})
 	}
 }
+
+func TestAgentLoop(t *testing.T) {
+	cases := []struct {
+		yaml                 string
+		consecutive, perHook int32
+		err                  string
+	}{
+		{yaml: "", consecutive: config.DefaultAgentMaxConsecutive, perHook: config.DefaultAgentMaxPerHook},
+		{yaml: "agentLoop:\n  maxConsecutive: 2\n", consecutive: 2, perHook: config.DefaultAgentMaxPerHook},
+		{yaml: "agentLoop:\n  maxPerHook: 7\n", consecutive: config.DefaultAgentMaxConsecutive, perHook: 7},
+		{yaml: "agentLoop:\n  maxConsecutive: -1\n", err: "agentLoop.maxConsecutive"},
+		{yaml: "agentLoop:\n  maxPerHook: -1\n", err: "agentLoop.maxPerHook"},
+		{yaml: "agentLoop:\n  maxTurns: 1\n", err: "maxTurns"},
+	}
+	for _, c := range cases {
+		cfg := config.Default("/home")
+		err := config.Parse([]byte(c.yaml), "/home", cfg)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: err %v, want one naming %s", c.yaml, err, c.err)
+			}
+			continue
+		}
+		if err != nil || cfg.AgentLoop.MaxConsecutive != c.consecutive || cfg.AgentLoop.MaxPerHook != c.perHook {
+			t.Errorf("%q: %+v, %v; want %d, %d", c.yaml, cfg.AgentLoop, err, c.consecutive, c.perHook)
+		}
+	}
+}

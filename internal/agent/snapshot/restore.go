@@ -230,6 +230,20 @@ func sameType(a, b string) bool {
 	return len(a) >= 3 && len(b) >= 3 && a[:3] == b[:3]
 }
 
+// ChangedPaths is the paths of Changes, for the recovery file's "files
+// changed since the last checkpoint".
+func ChangedPaths(ctx context.Context, workspace, commit string) ([]string, error) {
+	files, _, err := Changes(ctx, workspace, commit, 0)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, 0, len(files))
+	for _, f := range files {
+		paths = append(paths, f.Path)
+	}
+	return paths, nil
+}
+
 // gitMode is the git mode of a file in the working tree.
 func gitMode(fi os.FileInfo) string {
 	switch {

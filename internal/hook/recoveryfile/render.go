@@ -165,7 +165,47 @@ func (r *renderer) summary() {
 	if h.Spec.Assignee != "" {
 		r.printf("- Assignee: Worker `%s`\n", h.Spec.Assignee)
 	}
+	r.agentSession()
 	r.printf("\n")
+	r.sessionEndedMidStep()
+}
+
+// agentSession names the agent session that holds the task.
+func (r *renderer) agentSession() {
+	s := r.hook.Status.AgentSession
+	if s == nil {
+		return
+	}
+	r.printf("- Agent session: `%s`", oneLine(s.SessionID))
+	if s.Source != "" {
+		r.printf(" (%s)", s.Source)
+	}
+	if s.ResumedFrom != "" {
+		r.printf(", resumed from `%s`", oneLine(s.ResumedFrom))
+	}
+	switch {
+	case s.EndedAt != nil:
+		r.printf(", ended at %s (%s)", stamp(*s.EndedAt), oneLine(s.EndReason))
+	case s.LastSeen != nil:
+		r.printf(", last seen %s", stamp(metav1.NewTime(s.LastSeen.Time)))
+	}
+	r.printf("\n")
+}
+
+// sessionEndedMidStep flags a Hook whose last agent session ended while a
+// step was under way: its work on the step may be unfinished.
+func (r *renderer) sessionEndedMidStep() {
+	s, st := r.hook.Status.AgentSession, &r.hook.Status
+	if s == nil || s.EndedAt == nil || s.EndedInStep == "" || stateOf(st).IsTerminal() {
+		return
+	}
+	switch s.EndedInState {
+	case v1.HookStepRunning, v1.HookStepValidating, v1.HookRecovering:
+	default:
+		return
+	}
+	r.printf("> **The last session ended during step %q** (state `%s`, reason %s, at %s).\n", s.EndedInStep, s.EndedInState, oneLine(s.EndReason), stamp(*s.EndedAt))
+	r.printf("> Its work on the step may be unfinished: check the files touched before going on.\n\n")
 }
 
 func (r *renderer) suspended() {

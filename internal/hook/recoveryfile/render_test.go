@@ -307,3 +307,41 @@ func TestCheckpointSections(t *testing.T) {
 		})
 	}
 }
+
+func TestAgentSession(t *testing.T) {
+	at := metav1.NewTime(time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC))
+	seen := metav1.NewMicroTime(at.Time)
+	cases := []struct {
+		name    string
+		session v1.AgentSession
+		want    []string
+		notWant []string
+	}{
+		{"running", v1.AgentSession{SessionID: "s2", Source: v1.SessionStartup, ResumedFrom: "s1", LastSeen: &seen},
+			[]string{"- Agent session: `s2` (startup), resumed from `s1`, last seen 2026-03-01T10:00:00Z"},
+			[]string{"The last session ended"}},
+		{"ended mid-step", v1.AgentSession{SessionID: "s1", EndedAt: &at, EndReason: "logout", EndedInState: v1.HookStepRunning, EndedInStep: "build"},
+			[]string{"ended at 2026-03-01T10:00:00Z (logout)", `**The last session ended during step "build"** (state ` + "`step_running`" + `, reason logout`},
+			nil},
+		{"ended between steps", v1.AgentSession{SessionID: "s1", EndedAt: &at, EndReason: "other", EndedInState: v1.HookStepPending, EndedInStep: "build"},
+			[]string{"ended at"}, []string{"The last session ended"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := loadHook(t, filepath.Join("..", "..", "..", "testdata", "hooks", "running.yaml"))
+			s := c.session
+			h.Status.AgentSession = &s
+			out := string(recoveryfile.Render(h, recoveryfile.Options{}))
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("has %q:\n%s", w, out)
+				}
+			}
+		})
+	}
+}

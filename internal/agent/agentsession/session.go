@@ -1,0 +1,580 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package agentsession is what `tether agent hook` does with a coding
+// agent's hook event: it finds the Hook the agent works on (environment,
+// binding file, or workspace), records the agent's session on the Hook's
+// status.agentSession, heartbeats, takes checkpoints on compaction and git
+// activity, injects the recovery file at SessionStart and keeps the Stop
+// loop going within its caps. The protocol (decoding, answers, the Stop
+// decision) is claudehook's; this package does the store work, through a
+// client.Client, and is called in-process by tests.
+package agentsession
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/checkpoint"
+	"github.com/tether-dev/tether/internal/agent/claudehook"
+	"github.com/tether-dev/tether/internal/agent/githooks"
+	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+)
+
+// Timeout bounds all the store work of one event: the agent gets its answer
+// within it, whatever the store does.
+const Timeout = 2 * time.Second
+
+// MaxHeartbeatInterval is the longest a prompt or tool call goes without
+// writing its heartbeat: one within this interval of the last (and within a
+// quarter of the Hook's staleAfter) is only read, not written, so that a
+// burst of tool calls costs one status write, not one each.
+const MaxHeartbeatInterval = 10 * time.Second
+
+// liveChangesTimeout bounds the git run that finds the files changed since
+// the last checkpoint for SessionStart's recovery file.
+const liveChangesTimeout = 500 * time.Millisecond
+
+// Event reasons and actions of the Events this package records.
+const (
+	// ActionAgentLoop is the action of the Event that says why the Stop
+	// loop ended; its reason is the claudehook.EndReason.
+	ActionAgentLoop = "AgentLoop"
+)
+
+// Options is what Handle needs besides the event.
+type Options struct {
+	// Client reads and writes the Hooks.
+	Client client.Client
+	// Namespace is where Hooks are looked for when neither the environment
+	// nor a binding names one.
+	Namespace string
+	// Getenv reads the agent's environment; nil means no variable is set.
+	Getenv func(string) string
+	// Recorder records the Event that says why the Stop loop ended; nil
+	// records none.
+	Recorder events.EventRecorder
+	// Limits are the Stop caps (zero fields take claudehook's defaults).
+	Limits claudehook.Limits
+	// ReceiptStatus verifies receipts in the recovery file; nil says
+	// whether each is signed.
+	ReceiptStatus recoveryfile.ReceiptStatus
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// DefaultStaleAfter is the staleAfter of Hooks whose spec sets none
+	// (the configuration file's); zero means config.DefaultStaleAfter.
+	DefaultStaleAfter time.Duration
+}
+
+// Result is Handle's answer and what it has to say beside it.
+type Result struct {
+	// Answer is what the hook prints and how it exits.
+	Answer claudehook.Answer
+	// Notes are one-line messages for stderr (no Hook, a skipped binding
+	// file, a checkpoint that failed); they never change the answer.
+	Notes []string
+	// Target is the Hook the event was about; zero when none was found.
+	Target Target
+}
+
+func (o *Options) now() time.Time {
+	if o.Now != nil {
+		return o.Now()
+	}
+	return time.Now()
+}
+
+func (o *Options) getenv(k string) string {
+	if o.Getenv == nil {
+		return ""
+	}
+	return o.Getenv(k)
+}
+
+// Handle answers one event. Errors of the store are returned for the caller
+// to report as a warning with a no-op answer; a missing or ambiguous Hook is
+// not an error but a note (and, where the agent can read it, context).
+func Handle(ctx context.Context, ev claudehook.Event, opts Options) (Result, error) {
+	var res Result
+	note := func(s string) { res.Notes = append(res.Notes, s) }
+	target, err := Resolve(ctx, opts.Client, opts.Namespace, ev.CWD, opts.getenv, note)
+	var amb *AmbiguousError
+	switch {
+	case errors.Is(err, ErrNoHook):
+		note("tether: no Hook for " + orDot(ev.CWD) + "; nothing to do (bind one with `tether agent bind HOOK`)")
+		return res, nil
+	case errors.As(err, &amb):
+		note("tether: " + amb.Error())
+		if ev.HookEventName == claudehook.SessionStart || ev.HookEventName == claudehook.UserPromptSubmit {
+			res.Answer = claudehook.AdditionalContext(ev.HookEventName, "tether: which task this session works on is ambiguous. "+amb.Error()+".")
+		}
+		return res, nil
+	case err != nil:
+		return res, err
+	}
+	res.Target = target
+	h := &handler{opts: &opts, ev: ev, key: target.Key, res: &res}
+	switch ev.HookEventName {
+	case claudehook.SessionStart:
+		err = h.sessionStart(ctx)
+	case claudehook.UserPromptSubmit:
+		err = h.heartbeat(ctx)
+	case claudehook.PostToolUse:
+		if err = h.heartbeat(ctx); err == nil {
+			h.gitActivity(ctx)
+		}
+	case claudehook.PreCompact:
+		err = h.preCompact(ctx)
+	case claudehook.Stop:
+		err = h.stop(ctx)
+	case claudehook.SessionEnd:
+		err = h.sessionEnd(ctx)
+	default:
+		return res, nil
+	}
+	if apierrors.IsNotFound(err) {
+		res.Answer, res.Target = claudehook.NoOp(), Target{}
+		note(fmt.Sprintf("tether: hook %q (namespace %q, from %s) not found; nothing to do", target.Key.Name, target.Key.Namespace, target.Source))
+		return res, nil
+	}
+	return res, err
+}
+
+func orDot(s string) string {
+	if s == "" {
+		return "the working directory"
+	}
+	return s
+}
+
+type handler struct {
+	opts *Options
+	ev   claudehook.Event
+	key  client.ObjectKey
+	res  *Result
+}
+
+func (h *handler) note(s string) { h.res.Notes = append(h.res.Notes, s) }
+
+// touch records the event's session on hook: a new session (another id)
+// replaces the old record, remembering it in resumedFrom and starting its
+// consecutive count again; the Hook-wide count carries over.
+func (h *handler) touch(hook *v1.Hook, now time.Time) *v1.AgentSession {
+	st := &hook.Status
+	s := st.AgentSession
+	if s == nil || (h.ev.SessionID != "" && s.SessionID != h.ev.SessionID) {
+		n := &v1.AgentSession{SessionID: truncate(h.ev.SessionID, 256), StartedAt: ptrTime(now)}
+		if s != nil {
+			n.ResumedFrom = s.SessionID
+			n.HookContinuations = s.HookContinuations
+		}
+		st.AgentSession, s = n, n
+	}
+	if h.ev.TranscriptPath != "" {
+		s.TranscriptPath = truncate(h.ev.TranscriptPath, 4096)
+	}
+	mt := metav1.NewMicroTime(now)
+	s.LastSeen = &mt
+	return s
+}
+
+func ptrTime(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t)
+	return &mt
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+// heartbeat is the path of every prompt and tool call: one Get, and one
+// status update that heartbeats the Hook (unless it is terminal) and
+// refreshes agentSession.lastSeen, skipped while both are fresh (see
+// MaxHeartbeatInterval).
+func (h *handler) heartbeat(ctx context.Context) error {
+	now := h.opts.now()
+	_, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
+		if h.fresh(hook, now) {
+			return false, nil
+		}
+		if !hook.Status.State.IsTerminal() {
+			// A heartbeat the state machine refuses changes nothing.
+			_, _ = hookwrite.Apply(hook, hookfsm.Input{Event: hookfsm.Heartbeat}, hookwrite.Options{Now: func() time.Time { return now }})
+		}
+		h.touch(hook, now)
+		return true, nil
+	})
+	return err
+}
+
+// fresh reports whether hook's heartbeat and this session's lastSeen are
+// recent enough that a prompt or tool call need not write them again.
+func (h *handler) fresh(hook *v1.Hook, now time.Time) bool {
+	staleAfter := h.opts.DefaultStaleAfter
+	if staleAfter <= 0 {
+		staleAfter = config.DefaultStaleAfter
+	}
+	if d := hook.Spec.StaleAfter; d != nil && d.Duration > 0 {
+		staleAfter = d.Duration
+	}
+	every := min(MaxHeartbeatInterval, staleAfter/4)
+	recent := func(t time.Time) bool { d := now.Sub(t); return d >= 0 && d < every }
+	st := &hook.Status
+	s := st.AgentSession
+	if s == nil || s.SessionID != h.ev.SessionID || s.EndedAt != nil || s.LastSeen == nil || !recent(s.LastSeen.Time) {
+		return false
+	}
+	return st.State.IsTerminal() || (st.LastHeartbeat != nil && recent(st.LastHeartbeat.Time))
+}
+
+// gitActivity takes the checkpoints a Bash command's git commit, git push
+// or gh pr create call for; commits and pushes are left to tether's git
+// hooks when they are installed in the repository.
+func (h *handler) gitActivity(ctx context.Context) {
+	d := claudehook.DetectPostToolUse(h.ev)
+	if len(d.Triggers) == 0 {
+		return
+	}
+	var states []githooks.State
+	var statesErr error
+	statesRead := false
+	for _, t := range d.Triggers {
+		trigger := v1.CheckpointTrigger(t)
+		if t == claudehook.TriggerGitCommit || t == claudehook.TriggerGitPush {
+			if !statesRead && h.ev.CWD != "" {
+				states, statesErr = githooks.Status(ctx, githooks.Options{Dir: h.ev.CWD})
+				statesRead = true
+			}
+			if statesErr == nil && gitHookInstalled(states, t) {
+				continue
+			}
+		}
+		req := checkpoint.Request{Trigger: trigger, Description: "detected in the agent's shell command", Now: h.opts.Now}
+		if t == claudehook.TriggerPRCreated {
+			req.PullRequest = d.PRURL
+		}
+		if err := h.takeCheckpoint(ctx, req); err != nil {
+			h.note(fmt.Sprintf("tether: %s checkpoint of hook %q: %v", trigger, h.key.Name, err))
+		}
+	}
+}
+
+// gitHookInstalled reports whether tether's git hook for t is installed.
+func gitHookInstalled(states []githooks.State, t claudehook.Trigger) bool {
+	want := map[claudehook.Trigger]string{claudehook.TriggerGitCommit: "post-commit", claudehook.TriggerGitPush: "pre-push"}[t]
+	for _, s := range states {
+		if s.Hook == want && s.Installed {
+			return true
+		}
+	}
+	return false
+}
+
+// takeCheckpoint takes a checkpoint of the Hook; one without
+// spec.workspace is snapshotted in the event's working directory.
+func (h *handler) takeCheckpoint(ctx context.Context, req checkpoint.Request) error {
+	hook := &v1.Hook{}
+	if err := h.opts.Client.Get(ctx, h.key, hook); err != nil {
+		return err
+	}
+	if hook.Status.State.IsTerminal() {
+		return nil
+	}
+	if hook.Spec.Workspace == "" {
+		req.Workspace = h.ev.CWD
+	}
+	_, err := checkpoint.Take(ctx, h.opts.Client, h.key, req)
+	return err
+}
+
+// preCompact takes a pre_compact checkpoint and records the compaction.
+func (h *handler) preCompact(ctx context.Context) error {
+	desc := "before the agent's context was compacted"
+	if h.ev.Trigger != "" {
+		desc += " (" + truncate(h.ev.Trigger, 32) + ")"
+	}
+	if err := h.takeCheckpoint(ctx, checkpoint.Request{Trigger: v1.TriggerPreCompact, Description: desc, Now: h.opts.Now}); err != nil {
+		if apierrors.IsNotFound(err) {
+			return err
+		}
+		h.note(fmt.Sprintf("tether: pre_compact checkpoint of hook %q: %v", h.key.Name, err))
+	}
+	now := h.opts.now()
+	_, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
+		s := h.touch(hook, now)
+		s.Compactions++
+		s.LastCompactedAt = ptrTime(now)
+		return true, nil
+	})
+	return err
+}
+
+// sessionEnd records the end of the session holding the Hook, with the
+// state and step it left; the end of another session changes nothing.
+func (h *handler) sessionEnd(ctx context.Context) error {
+	now := h.opts.now()
+	_, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
+		if s := hook.Status.AgentSession; s != nil && h.ev.SessionID != "" && s.SessionID != h.ev.SessionID {
+			return false, nil
+		}
+		s := h.touch(hook, now)
+		s.EndedAt = ptrTime(now)
+		s.EndReason = truncate(h.ev.Reason, 256)
+		if s.EndReason == "" {
+			s.EndReason = "other"
+		}
+		s.EndedInState, s.EndedInStep = hook.Status.State, ""
+		if cs := hook.Status.CurrentStep; cs != nil && !hook.Status.State.IsTerminal() {
+			s.EndedInStep = cs.Name
+		}
+		s.Continuations = 0
+		return true, nil
+	})
+	return err
+}
+
+// sessionStart records the session and answers with the recovery file.
+func (h *handler) sessionStart(ctx context.Context) error {
+	now := h.opts.now()
+	hook, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
+		prev := hook.Status.AgentSession
+		var prevEnded bool
+		if prev != nil {
+			prevEnded = prev.EndedAt != nil
+		}
+		s := h.touch(hook, now)
+		if prev != nil && prev == s && prevEnded {
+			// The same session again (resume after an exit): it runs again.
+			s.EndedAt, s.EndReason, s.EndedInState, s.EndedInStep = nil, "", "", ""
+		}
+		switch src := v1.AgentSessionSource(h.ev.Source); src {
+		case v1.SessionStartup, v1.SessionResume, v1.SessionClear, v1.SessionCompact:
+			s.Source = src
+		}
+		if prev != s {
+			s.LastFingerprint = ""
+		}
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	if st := hook.Status.State; st.IsTerminal() {
+		h.res.Answer = claudehook.SessionStartContext(fmt.Sprintf("tether: hook %s is %s; nothing is left to do on it (%s).", hook.Name, st, hookfsm.NextAction(hook)))
+		return nil
+	}
+	var b strings.Builder
+	if hook.Spec.Suspend {
+		fmt.Fprintf(&b, "tether: hook %s is PAUSED%s. Do not work on it until a person unpauses it.\n\n", hook.Name, pauseReason(hook))
+	}
+	opts := recoveryfile.Options{ReceiptStatus: h.opts.ReceiptStatus}
+	summaries, _, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
+	if err != nil {
+		h.note(fmt.Sprintf("tether: listing the checkpoints of hook %q: %v", hook.Name, err))
+	}
+	opts.Checkpoints = summaries
+	h.liveChanges(ctx, hook, &opts)
+	if h.ev.Source == string(v1.SessionCompact) {
+		b.WriteString(compactAnchor(hook, summaries))
+	}
+	b.Write(recoveryfile.Render(hook, opts))
+	h.res.Answer = claudehook.SessionStartContext(b.String())
+	return nil
+}
+
+func pauseReason(hook *v1.Hook) string {
+	if r := strings.TrimSpace(hook.Annotations[v1.PauseReasonAnnotation]); r != "" {
+		return ": " + strings.Join(strings.Fields(r), " ")
+	}
+	return " (spec.suspend is true; no reason was given)"
+}
+
+// liveChanges finds the files changed since the newest checkpoint with
+// git, as `tether recover` does, within liveChangesTimeout.
+func (h *handler) liveChanges(ctx context.Context, hook *v1.Hook, opts *recoveryfile.Options) {
+	if len(opts.Checkpoints) == 0 || hook.Spec.Workspace == "" {
+		return
+	}
+	base := opts.Checkpoints[0].SnapshotCommit
+	if base == "" {
+		base = opts.Checkpoints[0].Commit
+	}
+	if base == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, liveChangesTimeout)
+	defer cancel()
+	files, err := snapshot.ChangedPaths(ctx, hook.Spec.Workspace, base)
+	if err != nil {
+		return
+	}
+	opts.ChangedFiles, opts.ChangedFilesLive = files, true
+}
+
+// compactAnchor is what a compaction lost, first: the step, its attempt,
+// the files touched and the last checkpoint.
+func compactAnchor(hook *v1.Hook, cps []recoveryfile.CheckpointSummary) string {
+	var b strings.Builder
+	st := &hook.Status
+	b.WriteString("# Your context was just compacted: where you were\n\n")
+	fmt.Fprintf(&b, "- Task: hook %s, state `%s`\n", hook.Name, hookState(st.State))
+	if cs := st.CurrentStep; cs != nil {
+		fmt.Fprintf(&b, "- Current step: %q (%d/%d), attempt %d of %d\n", cs.Name, cs.Index+1, len(hook.Spec.Steps), cs.Attempt, hookfsm.MaxAttempts(&hook.Spec))
+		if cs.WorkingOn != "" {
+			fmt.Fprintf(&b, "- Working on: %s\n", strings.Join(strings.Fields(cs.WorkingOn), " "))
+		}
+		if len(cs.FilesTouched) > 0 {
+			fmt.Fprintf(&b, "- Files touched: %s\n", strings.Join(cs.FilesTouched, ", "))
+		} else {
+			b.WriteString("- Files touched: none recorded\n")
+		}
+	} else {
+		b.WriteString("- Current step: none begun\n")
+	}
+	switch {
+	case len(cps) > 0:
+		c := cps[0]
+		fmt.Fprintf(&b, "- Last checkpoint: %s (%s, %s", c.Name, c.Trigger, c.Created.UTC().Format(time.RFC3339))
+		if c.SnapshotCommit != "" {
+			fmt.Fprintf(&b, ", snapshot %s", shortSHA(c.SnapshotCommit))
+		}
+		b.WriteString(")\n")
+	case st.LastCheckpoint != nil:
+		fmt.Fprintf(&b, "- Last checkpoint: %s (%s)\n", st.LastCheckpoint.Name, st.LastCheckpoint.Trigger)
+	default:
+		b.WriteString("- Last checkpoint: none\n")
+	}
+	fmt.Fprintf(&b, "- Next: %s\n\n", hookfsm.NextAction(hook))
+	return b.String()
+}
+
+func hookState(s v1.HookState) v1.HookState {
+	if s == "" {
+		return v1.HookInitializing
+	}
+	return s
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// Fingerprint is the Hook's progress as the Stop loop sees it: state,
+// step, attempt, the number of transitions and the tree of the last
+// checkpoint. A continuation after which none of them changed made no
+// progress.
+func Fingerprint(hook *v1.Hook) string {
+	st := &hook.Status
+	var idx, attempt int32 = -1, 0
+	if cs := st.CurrentStep; cs != nil {
+		idx, attempt = cs.Index, cs.Attempt
+	}
+	tree := ""
+	if lc := st.LastCheckpoint; lc != nil {
+		tree = lc.SnapshotTree
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d\x00%s", hookState(st.State), idx, attempt, int64(len(st.History))+st.HistoryDropped, tree))
+	return hex.EncodeToString(sum[:16])
+}
+
+// ContinuationText is what a Stop continuation tells the agent: the one
+// next action, which names the verb to run.
+func ContinuationText(hook *v1.Hook) string {
+	return fmt.Sprintf("tether: hook %s is not finished (%s). Next: %s", hook.Name, hookfsm.Describe(hook), hookfsm.NextAction(hook))
+}
+
+// stop decides whether the agent may stop, persists the counters, and says
+// on the Hook (condition AgentLoop, and an Event when it ends) why the loop
+// ended.
+func (h *handler) stop(ctx context.Context) error {
+	now := h.opts.now()
+	var d claudehook.StopDecision
+	var prevCond *metav1.Condition
+	hook, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
+		prevCond = nil
+		if c := meta.FindStatusCondition(hook.Status.Conditions, v1.ConditionAgentLoop); c != nil {
+			cc := *c
+			prevCond = &cc
+		}
+		s := h.touch(hook, now)
+		st := hook.Status.State
+		fp := Fingerprint(hook)
+		next := ""
+		if !st.IsTerminal() {
+			next = ContinuationText(hook)
+		}
+		d = claudehook.Decide(claudehook.StopInput{
+			Terminal:        st.IsTerminal(),
+			State:           string(st),
+			AwaitingHuman:   st == v1.HookAwaitingHuman,
+			Suspended:       hook.Spec.Suspend,
+			StopHookActive:  h.ev.StopHookActive,
+			Consecutive:     int(s.Continuations),
+			HookTotal:       int(s.HookContinuations),
+			LastFingerprint: s.LastFingerprint,
+			Fingerprint:     fp,
+			Next:            next,
+		}, h.opts.Limits)
+		s.Continuations, s.HookContinuations = int32(d.Consecutive), int32(d.HookTotal)
+		cond := metav1.Condition{Type: v1.ConditionAgentLoop, ObservedGeneration: hook.Generation}
+		if d.Block {
+			s.LastFingerprint = fp
+			cond.Status, cond.Reason = metav1.ConditionTrue, v1.ReasonContinuing
+			cond.Message = fmt.Sprintf("session %s continued at Stop (%d in a row, %d for the Hook)", s.SessionID, d.Consecutive, d.HookTotal)
+		} else {
+			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, string(d.End), d.Message
+		}
+		cond.LastTransitionTime = metav1.NewTime(now)
+		meta.SetStatusCondition(&hook.Status.Conditions, cond)
+		return true, nil
+	})
+	if err != nil {
+		return err
+	}
+	h.res.Answer = d.Answer()
+	if !d.Block && (prevCond == nil || prevCond.Status != metav1.ConditionFalse || prevCond.Reason != string(d.End)) && h.opts.Recorder != nil {
+		typ := corev1.EventTypeNormal
+		switch d.End {
+		case claudehook.EndHookCap, claudehook.EndConsecutiveCap, claudehook.EndNoProgress:
+			typ = corev1.EventTypeWarning
+		}
+		h.opts.Recorder.Eventf(hook, nil, typ, string(d.End), ActionAgentLoop, "the agent's Stop loop ended: %s", d.Message)
+	}
+	return nil
+}

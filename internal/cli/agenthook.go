@@ -1,0 +1,229 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/agentsession"
+	"github.com/tether-dev/tether/internal/agent/claudehook"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hook/receipts"
+)
+
+// withAgentHookCommands adds `agent hook`, `agent bind` and `agent unbind`
+// to the agent group.
+func withAgentHookCommands(agent *cobra.Command, g *GlobalOptions) *cobra.Command {
+	agent.AddCommand(newAgentHookCommand(g), newAgentBindCommand(g), newAgentUnbindCommand(g))
+	return agent
+}
+
+func newAgentHookCommand(g *GlobalOptions) *cobra.Command {
+	return &cobra.Command{
+		Use:   "hook",
+		Short: "Answer a Claude Code hook event (reads the event JSON on stdin)",
+		Long: `Answer one Claude Code hook event: the command that "tether agent install
+claude" registers for SessionStart, UserPromptSubmit, PostToolUse, PreCompact,
+Stop and SessionEnd. It reads the event JSON on stdin and finds the Hook the
+agent works on: $TETHER_HOOK (in $TETHER_NAMESPACE), else the checkout's
+binding (tether agent bind), else the one non-terminal Hook whose
+spec.workspace contains the event's cwd.
+
+It always exits 0 and answers within 2 s: a missing store, a corrupt object
+or a held lock is a warning on stderr and no output. TETHER_DISABLE=1 turns
+it into a no-op. See docs/agents.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			// A short-lived process on every tool call: collect less often.
+			tuneGCForReading()
+			runAgentHook(cmd.Context(), g, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), os.Getenv)
+			return nil
+		},
+	}
+}
+
+// hookOutcome is what the goroutine doing the store work hands back.
+type hookOutcome struct {
+	res agentsession.Result
+	err error
+}
+
+// runAgentHook answers one event. Nothing it meets makes it fail: every
+// problem is a warning on errOut, and the answer comes within
+// agentsession.Timeout even when the store blocks.
+func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errOut io.Writer, getenv func(string) string) {
+	if claudehook.Disabled(getenv) {
+		return
+	}
+	warn := func(format string, args ...any) {
+		_, _ = fmt.Fprintf(errOut, "tether agent hook: warning: "+format+"\n", args...)
+	}
+	ev, err := claudehook.DecodeEvent(in)
+	if err != nil {
+		warn("%v", err)
+		return
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if !g.Cluster {
+		// An agent hook never creates a store: with the hooks installed for
+		// every project, that would leave a .tether in each of them.
+		dir, err := g.StoreDir()
+		if err != nil {
+			warn("%v", err)
+			return
+		}
+		if _, err := os.Stat(dir); err != nil {
+			_, _ = fmt.Fprintf(errOut, "tether: no store at %s; nothing to do\n", dir)
+			return
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, agentsession.Timeout)
+	defer cancel()
+	answered := make(chan hookOutcome, 1)
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		b, err := g.Backend(ctx)
+		if err != nil {
+			answered <- hookOutcome{err: err}
+			return
+		}
+		defer func() { _ = b.Close() }()
+		cfg, err := config.Load(g.ConfigFile)
+		if err != nil {
+			warn("%v; using the built-in defaults", err)
+			cfg = config.Default("")
+		}
+		opts := agentsession.Options{Client: b.Client, Namespace: b.Namespace, Getenv: getenv, DefaultStaleAfter: cfg.StaleAfter.Duration}
+		switch ev.HookEventName {
+		case claudehook.Stop:
+			// Only Stop records Events; the other events spare the broadcaster.
+			if rec, err := b.Recorder(); err == nil {
+				opts.Recorder = rec
+			}
+			opts.Limits = claudehook.Limits{MaxConsecutive: int(cfg.AgentLoop.MaxConsecutive), MaxPerHook: int(cfg.AgentLoop.MaxPerHook)}
+		case claudehook.SessionStart:
+			if km, err := keyManager(g, b); err == nil {
+				opts.ReceiptStatus = receipts.StatusFunc(ctx, km)
+			}
+		}
+		res, err := agentsession.Handle(ctx, ev, opts)
+		answered <- hookOutcome{res: res, err: err}
+	}()
+	var o hookOutcome
+	select {
+	case o = <-answered:
+	case <-ctx.Done():
+		warn("no answer within %s (is the store locked?); carrying on without tether", agentsession.Timeout)
+		return
+	}
+	if o.err != nil {
+		warn("%v", o.err)
+		return
+	}
+	for _, n := range o.res.Notes {
+		_, _ = fmt.Fprintln(errOut, n)
+	}
+	if err := o.res.Answer.Write(out); err != nil {
+		warn("writing the answer: %v", err)
+	}
+	// Events recorded on the way are flushed by Close, within what is left.
+	select {
+	case <-closed:
+	case <-ctx.Done():
+	case <-time.After(agentsession.Timeout):
+	}
+}
+
+func newAgentBindCommand(g *GlobalOptions) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "bind HOOK [--dir DIR]",
+		Short: "Bind the agent sessions of a checkout to a Hook",
+		Long: `Record that the agent working in DIR's checkout works on HOOK (in the
+namespace of -n), for tether agent hook. The binding lives inside the git
+directory ($(git rev-parse --git-dir)/tether/binding), so it is per checkout
+and never committed; outside git it is DIR/.tether/binding. $TETHER_HOOK,
+when set, takes precedence.`,
+		Args: exactHook,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				return fmt.Errorf("--dir: %w", err)
+			}
+			if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+				return fmt.Errorf("--dir %s: not a directory", abs)
+			}
+			b, err := g.Backend(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer func() { _ = b.Close() }()
+			hook := &v1.Hook{}
+			if err := b.Client.Get(cmd.Context(), client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, hook); err != nil {
+				return explainHookErr(args[0], err)
+			}
+			path, err := agentsession.WriteBinding(abs, agentsession.Binding{Namespace: b.Namespace, Hook: hook.Name})
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "bound %s to hook %s/%s (%s)\n", abs, b.Namespace, hook.Name, path)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".", "a directory of the checkout to bind")
+	return cmd
+}
+
+func newAgentUnbindCommand(_ *GlobalOptions) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "unbind [--dir DIR]",
+		Short: "Remove the Hook binding of a checkout",
+		Long:  "Remove the binding that tether agent bind recorded for DIR's checkout.",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			abs, err := filepath.Abs(dir)
+			if err != nil {
+				return fmt.Errorf("--dir: %w", err)
+			}
+			path, removed, err := agentsession.RemoveBinding(abs)
+			if err != nil {
+				return err
+			}
+			state := "unbound"
+			if !removed {
+				state = "not bound"
+			}
+			_, err = fmt.Fprintf(cmd.OutOrStdout(), "%s: %s (%s)\n", state, abs, path)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", ".", "a directory of the checkout to unbind")
+	return cmd
+}
