@@ -472,6 +472,13 @@ func TestAgentResumeAfterSIGKILL(t *testing.T) {
 	resumed := e.script("resumed.yaml", resumedSession)
 	transcript := filepath.Join(e.out, "transcript.jsonl")
 	e.startRun()
+	t.Cleanup(func() {
+		if t.Failed() {
+			data, _ := os.ReadFile(transcript)
+			logs, _, _ := e.tether("logs", "worker/agent")
+			t.Logf("claudesim transcript:\n%s\nWorker log:\n%s", data, logs)
+		}
+	})
 
 	// The Hook first, assigned to the Worker, so that the Worker's process
 	// is launched with TETHER_HOOK. The Worker keeps its Hook across a
@@ -527,11 +534,6 @@ spec:
 		t.Fatalf("%d sessions in the transcript, want 2 (the first, killed, and the restarted one)", len(sessions))
 	}
 	s1, s2 := sessions[0], sessions[1]
-	defer func() {
-		if t.Failed() {
-			t.Logf("first session:\n%s\nresumed session:\n%s", s1.dump(), s2.dump())
-		}
-	}()
 
 	// The Worker told each agent its Hook and store.
 	for i, s := range sessions {
