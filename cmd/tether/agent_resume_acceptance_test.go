@@ -742,6 +742,10 @@ func TestAgentResumeStopControls(t *testing.T) {
 		if got := s.flow(); !slices.Equal(got, want) {
 			t.Errorf("paused session went %q, want %q: a paused Hook lets the agent stop at the first Stop, an unpaused one continues it", got, want)
 		}
+		mustContain(t, "the Hook's Events", e.events("paused"), "HookPaused")
+		if got := e.get("hook", "paused", "{.spec.suspend}"); got == "true" {
+			t.Errorf("spec.suspend is still true after tether unpause")
+		}
 	})
 
 	t.Run("no progress", func(t *testing.T) {
@@ -758,11 +762,11 @@ func TestAgentResumeStopControls(t *testing.T) {
 
 	t.Run("session cap", func(t *testing.T) {
 		// Each round fails the step's validation: the attempt changes, so
-		// the state does, but the step never passes.
+		// the state does (no NoProgress), but the step never passes.
 		var script strings.Builder
-		script.WriteString("actions:\n  - prompt: \"Work on the Hook.\"\n")
+		script.WriteString("actions:\n  - prompt: \"Work on the Hook.\"\n  - run: tether step begin \"$TETHER_HOOK\"\n")
 		for range 7 {
-			script.WriteString("  - run: tether step begin \"$TETHER_HOOK\" || true\n  - run: tether step done \"$TETHER_HOOK\" || true\n  - stop: {}\n")
+			script.WriteString("  - run: tether step done \"$TETHER_HOOK\" || true\n  - stop: {}\n")
 		}
 		s := e.simulateWith("looping", "looping", script.String())
 		var stopOutcomes []string
