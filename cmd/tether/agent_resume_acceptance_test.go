@@ -434,42 +434,19 @@ func (e *arEnv) condition(hook, typ string) (status, reason, message string) {
 	return parts[0], parts[1], parts[2]
 }
 
-const firstSession = `# The agent's first session: step 1, then the beginning of step 2, and it
-# dies (the test kills it by the Worker's status.pid while it sleeps).
-actions:
-  - prompt: "Work on the Hook in TETHER_HOOK."
-  - run: tether step begin "$TETHER_HOOK" --working-on "one.txt"
-  - write: {path: one.txt, content: "one done\n"}
-  - run: tether step done "$TETHER_HOOK"
-  - stop: {}          # tether continues the loop: begin step 2
-  - run: tether step begin "$TETHER_HOOK" --working-on "two.txt and the README"
-  - write: {path: two.txt, content: "two, half written\n"}
-  - write: {path: README.md, content: "workspace\nstep two notes\n"}
-  - run: touch "$E2E_OUT/in-step-two"
-  - sleep: 1h         # killed here
-`
-
-const resumedSession = `# The restarted agent: it reads its SessionStart context, finishes step 2
-# without repeating step 1, compacts in the middle of step 3, finishes, and is
-# let stop.
-actions:
-  - write: {path: two.txt, content: "two done\n"}
-  - run: tether step done "$TETHER_HOOK"
-  - stop: {}          # tether continues the loop: begin step 3
-  - run: tether step begin "$TETHER_HOOK" --working-on "three.txt" --files three.txt
-  - write: {path: three.txt, content: "three, draft\n"}
-  - compact: {trigger: auto}
-  - write: {path: three.txt, content: "three done\n"}
-  - run: tether step done "$TETHER_HOOK"
-  - stop: {}          # the Hook is completed: the agent may stop
-  - end: {reason: other}
-`
-
 func TestAgentResumeAfterSIGKILL(t *testing.T) {
 	e := newAREnv(t)
 	sim := claudesimBin(t)
-	first := e.script("first.yaml", firstSession)
-	resumed := e.script("resumed.yaml", resumedSession)
+	// The scripted agent: its first session, then the one the Worker's
+	// restart plays (claudesim -resume-script).
+	first, err := filepath.Abs("../../hack/claudesim/testdata/resume-first.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed, err := filepath.Abs("../../hack/claudesim/testdata/resume-after-crash.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
 	transcript := filepath.Join(e.out, "transcript.jsonl")
 	e.startRun()
 	t.Cleanup(func() {

@@ -496,6 +496,27 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+func TestTestdataScriptsAreValid(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.yaml")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("testdata scripts: %v %v", files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sc Script
+		if err := yaml.UnmarshalStrict(data, &sc); err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if err := sc.Validate(); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
 func TestExampleScriptIsValid(t *testing.T) {
 	data, err := os.ReadFile("testdata/example.yaml")
 	if err != nil {
