@@ -577,6 +577,9 @@ spec:
 	if len(stops) == 0 || stops[len(stops)-1].Blocked {
 		t.Errorf("the last Stop was not let through: %+v", stops)
 	}
+	if status, reason, msg := e.condition("task", "AgentLoop"); status != "False" || reason != "HookTerminal" {
+		t.Errorf("AgentLoop condition %s/%s (%s), want False/HookTerminal: the loop ended because the Hook completed", status, reason, msg)
+	}
 
 	// Compaction: PreCompact took a pre_compact checkpoint, and the
 	// SessionStart after it leads with the anchor: step 3, its attempt, the
@@ -666,6 +669,13 @@ func (e *arEnv) simulateWith(name, hook, script string, extra ...string) simSess
 	return s[0]
 }
 
+// with is e for a subtest: failures go to t.
+func (e *arEnv) with(t *testing.T) *arEnv {
+	c := *e
+	c.t = t
+	return &c
+}
+
 // events returns tether events --for hook/NAME.
 func (e *arEnv) events(hook string) string {
 	e.t.Helper()
@@ -690,6 +700,7 @@ func TestAgentResumeStopControls(t *testing.T) {
 	}
 
 	t.Run("TETHER_DISABLE", func(t *testing.T) {
+		e := e.with(t)
 		s := e.simulateWith("disabled", "disabled", "actions:\n  - stop: {}\n", "TETHER_DISABLE=1")
 		if got := s.flow(); !slices.Equal(got, []string{"turn_end"}) {
 			t.Errorf("with TETHER_DISABLE=1 the session went %q, want an immediate turn_end", got)
@@ -708,6 +719,7 @@ func TestAgentResumeStopControls(t *testing.T) {
 	})
 
 	t.Run("pause", func(t *testing.T) {
+		e := e.with(t)
 		s := e.simulateWith("paused", "paused", `actions:
   - run: tether pause "$TETHER_HOOK" --reason "a person takes over"
   - stop: {max: 3}
@@ -726,6 +738,7 @@ func TestAgentResumeStopControls(t *testing.T) {
 	})
 
 	t.Run("no progress", func(t *testing.T) {
+		e := e.with(t)
 		s := e.simulateWith("stuck", "stuck", "actions:\n  - stop: {max: 10}\n")
 		if got := s.flow(); !slices.Equal(got, []string{"stop-blocked", "turn_end"}) {
 			t.Errorf("an agent that does nothing went %q, want one continuation, then a stop", got)
@@ -738,6 +751,7 @@ func TestAgentResumeStopControls(t *testing.T) {
 	})
 
 	t.Run("session cap", func(t *testing.T) {
+		e := e.with(t)
 		// Each round fails the step's validation: the attempt changes, so
 		// the state does (no NoProgress), but the step never passes.
 		var script strings.Builder
