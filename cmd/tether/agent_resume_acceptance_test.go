@@ -479,9 +479,13 @@ spec:
 
 	// The agent passes step 1, begins step 2, edits two files and sleeps.
 	marker := filepath.Join(e.out, "in-step-two")
-	e.waitFor(90*time.Second, "the agent to reach the middle of step 2", func() bool {
-		_, err := os.Stat(marker)
-		return err == nil
+	e.waitFor(90*time.Second, "the agent to reach the middle of step 2 and sleep", func() bool {
+		if _, err := os.Stat(marker); err != nil {
+			return false
+		}
+		// The marker's PostToolUse hook has answered: the agent sleeps.
+		data, _ := os.ReadFile(transcript)
+		return strings.Contains(string(data), `"kind":"action","action":"sleep"`)
 	})
 	if got := e.get("hook", "task", "{.status.state} {.status.currentStep.name} {.status.currentStep.attempt}"); got != "step_running two 1" {
 		t.Fatalf("before the kill the Hook is %q, want step_running two 1", got)
