@@ -271,6 +271,7 @@ func (e *arEnv) script(name, body string) string {
 // simEntry is one line of claudesim's transcript (hack/claudesim).
 type simEntry struct {
 	Seq      int               `json:"seq"`
+	Time     time.Time         `json:"time"`
 	Kind     string            `json:"kind"`
 	Event    string            `json:"event"`
 	Input    json.RawMessage   `json:"input"`
@@ -490,6 +491,9 @@ spec:
 	if got := e.get("hook", "task", "{.status.state} {.status.currentStep.name} {.status.currentStep.attempt}"); got != "step_running two 1" {
 		t.Fatalf("before the kill the Hook is %q, want step_running two 1", got)
 	}
+	// The PostToolUse of the agent's last tool call (not a tether verb)
+	// heartbeated the Hook.
+	heartbeat, herr := time.Parse(time.RFC3339Nano, e.get("hook", "task", "{.status.lastHeartbeat}"))
 	pid, err := strconv.Atoi(e.get("worker", "agent", "{.status.pid}"))
 	if err != nil || pid <= 0 {
 		t.Fatalf("the Worker's status.pid: %v", err)
@@ -541,6 +545,9 @@ spec:
 	}
 	if c := s1.continuations(); len(c) > 0 {
 		mustContain(t, "the Stop continuation after step 1", c[0], "tether step begin", "two")
+	}
+	if tools := s1.of("tool"); len(tools) == 0 || herr != nil || !heartbeat.After(tools[len(tools)-1].Time) {
+		t.Errorf("status.lastHeartbeat %v (%v) is not after the agent's last tool call: PostToolUse did not heartbeat", heartbeat, herr)
 	}
 	if ex := s1.of("exit"); len(ex) != 0 {
 		t.Errorf("the killed session recorded an exit: %+v", ex)
