@@ -493,9 +493,7 @@ spec:
 	// The Hook follows the agent's session from its hook events. (Its
 	// heartbeat is not checked per tool call: tether agent hook writes one
 	// at most every min(10s, staleAfter/4).)
-	if got := e.get("hook", "task", "{.status.agentSession.sessionID}"); !strings.HasPrefix(got, "claudesim-") {
-		t.Errorf("status.agentSession.sessionID before the kill is %q, want the first session's", got)
-	}
+	sessionBefore := e.get("hook", "task", "{.status.agentSession.sessionID}")
 	pid, err := strconv.Atoi(e.get("worker", "agent", "{.status.pid}"))
 	if err != nil || pid <= 0 {
 		t.Fatalf("the Worker's status.pid: %v", err)
@@ -550,6 +548,9 @@ spec:
 	}
 	if c := s1.continuations(); len(c) > 0 {
 		mustContain(t, "the Stop continuation after step 1", c[0], "tether step begin", "two")
+	}
+	if sessionBefore != s1.id {
+		t.Errorf("status.agentSession.sessionID before the kill is %q, want the first session's, %q", sessionBefore, s1.id)
 	}
 	if ex := s1.of("exit"); len(ex) != 0 {
 		t.Errorf("the killed session recorded an exit: %+v", ex)
