@@ -175,13 +175,7 @@ func TestAgentInstallClaudeRefusals(t *testing.T) {
 // for which tether's hook command ran, in order.
 func simulate(t *testing.T, dir, script string) []string {
 	t.Helper()
-	sim := filepath.Join(filepath.Dir(tetherBin), "claudesim")
-	if _, err := os.Stat(sim); err != nil {
-		build := exec.Command("go", "build", "-o", sim, "../../hack/claudesim")
-		if out, err := build.CombinedOutput(); err != nil {
-			t.Fatalf("building claudesim: %v\n%s", err, out)
-		}
-	}
+	sim := claudesimBin(t)
 	sp := filepath.Join(t.TempDir(), "script.yaml")
 	if err := os.WriteFile(sp, []byte(script), 0o644); err != nil {
 		t.Fatal(err)

@@ -17,7 +17,8 @@ limitations under the License.
 // Command claudesim is a stand-in for Claude Code's hook runner that plays a
 // scripted agent. See README.md for what it models and where that comes from.
 //
-//	claudesim -script SCRIPT [-project DIR] [-transcript FILE] [-session ID]
+//	claudesim -script SCRIPT [-resume-script SCRIPT] [-project DIR]
+//	          [-transcript FILE] [-session ID]
 //	          [-source startup|resume|clear|compact] [-user-settings FILE]
 package main
 
@@ -45,6 +46,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	project := fs.String("project", ".", "project directory: settings are read from DIR/.claude, hooks and tools run in DIR")
 	scriptPath := fs.String("script", "", "the scripted agent, YAML or JSON (required)")
+	resumeScript := fs.String("resume-script", "", "played instead of -script, with SessionStart source resume, when the transcript already holds a session: the agent was restarted")
 	transcript := fs.String("transcript", "", "JSONL transcript, appended to (default DIR/.claudesim/transcript.jsonl)")
 	session := fs.String("session", "", "session id (default: the script's, else random)")
 	src := fs.String("source", "", "SessionStart source (default: the script's, else startup)")
@@ -63,6 +65,18 @@ func run(args []string, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	if *transcript == "" {
+		*transcript = filepath.Join(dir, ".claudesim", "transcript.jsonl")
+	}
+	if *transcript, err = filepath.Abs(*transcript); err != nil {
+		return fail(err)
+	}
+	resumed := false
+	if *resumeScript != "" {
+		if fi, err := os.Stat(*transcript); err == nil && fi.Size() > 0 {
+			*scriptPath, resumed = *resumeScript, true
+		}
+	}
 	data, err := os.ReadFile(*scriptPath)
 	if err != nil {
 		return fail(err)
@@ -76,12 +90,6 @@ func run(args []string, stderr io.Writer) int {
 	}
 	sources, err := loadSettings(dir, *userSettings)
 	if err != nil {
-		return fail(err)
-	}
-	if *transcript == "" {
-		*transcript = filepath.Join(dir, ".claudesim", "transcript.jsonl")
-	}
-	if *transcript, err = filepath.Abs(*transcript); err != nil {
 		return fail(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(*transcript), 0o755); err != nil {
@@ -102,6 +110,9 @@ func run(args []string, stderr io.Writer) int {
 		id = "claudesim-" + hex.EncodeToString(b)
 	}
 	source := *src
+	if source == "" && resumed {
+		source = "resume"
+	}
 	if source == "" {
 		source = sc.Source
 	}

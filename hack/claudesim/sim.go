@@ -71,6 +71,8 @@ type Entry struct {
 	Messages []string        `json:"messages,omitempty"`
 	Origin   string          `json:"origin,omitempty"`
 	Text     string          `json:"text,omitempty"`
+	// Env is, on the session entry, the agent's TETHER_* environment.
+	Env map[string]string `json:"env,omitempty"`
 }
 
 // Outcome is how Claude Code reads the answers of all hooks of one event.
@@ -364,6 +366,7 @@ func (s *Sim) Run(ctx context.Context, sc *Script, source string) int {
 	if source == "" {
 		source = "startup"
 	}
+	s.log(Entry{Kind: "session", Text: source, Reason: s.SessionID, Env: tetherEnv()})
 	s.newTurn()
 	s.addContext("SessionStart", s.Fire(ctx, "SessionStart", map[string]any{"source": source}))
 	for i, a := range sc.Actions {
@@ -398,7 +401,16 @@ func (s *Sim) Run(ctx context.Context, sc *Script, source string) int {
 			s.addContext("SessionStart", s.Fire(ctx, "SessionStart", map[string]any{"source": "compact"}))
 		case "sleep":
 			d, _ := time.ParseDuration(a.Sleep)
-			time.Sleep(d)
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				// SIGINT or SIGTERM while idle: the session ends at once, as
+				// Claude Code's does when its terminal goes away.
+				t.Stop()
+				s.log(Entry{Kind: "exit", Text: fmt.Sprint(InterruptedExit), Reason: "signal"})
+				return InterruptedExit
+			}
 		case "end":
 			reason := a.End.Reason
 			if reason == "" {
@@ -415,6 +427,21 @@ func (s *Sim) Run(ctx context.Context, sc *Script, source string) int {
 	s.Fire(ctx, "SessionEnd", map[string]any{"reason": "other"})
 	s.log(Entry{Kind: "exit", Text: "0"})
 	return 0
+}
+
+// InterruptedExit is claudesim's exit code when a signal ends a sleep.
+const InterruptedExit = 130
+
+// tetherEnv is the TETHER_* part of the environment, which a Worker sets for
+// the agent it launches.
+func tetherEnv() map[string]string {
+	env := map[string]string{}
+	for _, kv := range os.Environ() {
+		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "TETHER_") {
+			env[k] = v
+		}
+	}
+	return env
 }
 
 // newTurn starts a turn: a person spoke, so the Stop-hook chain is over.

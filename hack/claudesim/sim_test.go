@@ -18,6 +18,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -495,6 +496,27 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+func TestTestdataScriptsAreValid(t *testing.T) {
+	files, err := filepath.Glob("testdata/*.yaml")
+	if err != nil || len(files) < 3 {
+		t.Fatalf("testdata scripts: %v %v", files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sc Script
+		if err := yaml.UnmarshalStrict(data, &sc); err != nil {
+			t.Errorf("%s: %v", f, err)
+			continue
+		}
+		if err := sc.Validate(); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
 func TestExampleScriptIsValid(t *testing.T) {
 	data, err := os.ReadFile("testdata/example.yaml")
 	if err != nil {
@@ -509,5 +531,106 @@ func TestExampleScriptIsValid(t *testing.T) {
 	}
 	if len(sc.Actions) != 9 || sc.Actions[7].Stop == nil || sc.Actions[7].Stop.Max != 10 {
 		t.Fatalf("example decoded as %+v", sc.Actions)
+	}
+}
+
+func TestSessionEntryRecordsTetherEnv(t *testing.T) {
+	t.Setenv("TETHER_HOOK", "task")
+	t.Setenv("TETHER_WORKER", "agent-1")
+	h := newHarness(t)
+	_, entries := h.play("actions: []", "-source", "resume")
+	s := kinds(entries, "session")
+	if len(s) != 1 || entries[0].Kind != "session" || s[0].Text != "resume" || s[0].Reason != "s1" {
+		t.Fatalf("session entries %+v: want one, first, with source resume and the session id", s)
+	}
+	if s[0].Env["TETHER_HOOK"] != "task" || s[0].Env["TETHER_WORKER"] != "agent-1" {
+		t.Fatalf("session env %v lacks the TETHER_* variables", s[0].Env)
+	}
+	for k := range s[0].Env {
+		if !strings.HasPrefix(k, "TETHER_") {
+			t.Fatalf("session env records %s", k)
+		}
+	}
+}
+
+// readTranscript decodes a JSONL transcript.
+func readTranscript(t *testing.T, path string) []Entry {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Entry
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var e Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("transcript line %q: %v", line, err)
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func TestResumeScriptPlaysWhenTheTranscriptHoldsASession(t *testing.T) {
+	h := newHarness(t)
+	h.settings("settings.json", map[string][]group{"SessionStart": {{Hooks: []hookCommand{cmdHook(fake(0, "", ""))}}}})
+	first := filepath.Join(h.dir, "first.yaml")
+	again := filepath.Join(h.dir, "again.yaml")
+	_ = os.WriteFile(first, []byte("actions: [{run: echo first}, {exit: {code: 3}}]"), 0o644)
+	_ = os.WriteFile(again, []byte("actions: [{run: echo again}]"), 0o644)
+	tr := filepath.Join(h.dir, "t", "transcript.jsonl")
+	args := []string{"-project", h.dir, "-script", first, "-resume-script", again, "-transcript", tr}
+	if code := run(args, io.Discard); code != 3 {
+		t.Fatalf("first run: exit %d, want the script's 3", code)
+	}
+	if code := run(args, io.Discard); code != 0 {
+		t.Fatalf("second run: exit %d", code)
+	}
+	entries := readTranscript(t, tr)
+	var got []string
+	for _, e := range entries {
+		switch e.Kind {
+		case "session":
+			got = append(got, "session "+e.Text)
+		case "tool":
+			got = append(got, strings.TrimSpace(e.Stdout))
+		}
+	}
+	if want := []string{"session startup", "first", "session resume", "again"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("sessions and tools %q, want %q", got, want)
+	}
+	var sources []any
+	for _, in := range h.hookInputs() {
+		sources = append(sources, in["source"])
+	}
+	if want := []any{"startup", "resume"}; !reflect.DeepEqual(sources, want) {
+		t.Fatalf("SessionStart sources %v, want %v", sources, want)
+	}
+}
+
+func TestSignalEndsASleep(t *testing.T) {
+	h := newHarness(t)
+	tr := filepath.Join(h.dir, "transcript.jsonl")
+	f, err := os.OpenFile(tr, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Sim{Project: h.dir, SessionID: "s1", Transcript: tr, out: f}
+	done := make(chan int, 1)
+	go func() { done <- s.Run(ctx, &Script{Actions: []Action{{Sleep: "1h"}, {Run: "echo never"}}}, "") }()
+	cancel()
+	select {
+	case code := <-done:
+		if code != InterruptedExit {
+			t.Fatalf("exit %d, want %d", code, InterruptedExit)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a cancelled sleep did not end the session")
+	}
+	entries := readTranscript(t, tr)
+	if last := entries[len(entries)-1]; last.Kind != "exit" || last.Reason != "signal" || len(kinds(entries, "tool")) != 0 {
+		t.Fatalf("transcript %+v: want an exit by signal and no further action", entries)
 	}
 }
