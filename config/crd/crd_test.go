@@ -93,7 +93,7 @@ func TestCRDShape(t *testing.T) {
 			shortName: "hk",
 			columns: []column{
 				{"State", ".status.state", 0}, {"Step", ".status.currentStep.name", 0},
-				{"Attempt", ".status.currentStep.attempt", 0}, {"Assignee", ".spec.assignee", 0},
+				{"Attempt", ".status.currentStep.attempt", 0}, {"Assignee", ".spec.assignee", 0}, {"Paused", ".spec.suspend", 0},
 				{"Age", ".metadata.creationTimestamp", 0},
 				{"Heartbeat", ".status.lastHeartbeat", 1}, {"Goal", ".spec.goal", 1},
 			},
