@@ -37,6 +37,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -48,6 +49,7 @@ import (
 	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
 	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
 	apiservervalidation "k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/operation"
 	"k8s.io/apimachinery/pkg/api/validate/content"
@@ -84,6 +86,12 @@ type version struct {
 	// processes that only read (tether get) never pay for compiling them;
 	// it returns nil when the schema has none.
 	cel func() *cel.Validator
+	// ruleRoots are the top-level fields whose subtrees hold
+	// x-kubernetes-validations; rootRules is set when the root holds some.
+	ruleRoots []string
+	rootRules bool
+	// celCompiled is set once cel has compiled the rules.
+	celCompiled atomic.Bool
 }
 
 // New builds structural schemas, defaulters and CEL validators once per CRD version.
@@ -142,7 +150,16 @@ func newVersion(gvk schema.GroupVersionKind, namespaced bool, cv *apiextensionsv
 		namespaced: namespaced,
 		structural: s,
 		hasStatus:  cv.Subresources != nil && cv.Subresources.Status != nil,
-		cel:        sync.OnceValue(func() *cel.Validator { return cel.NewValidator(s, true, celconfig.PerCallLimit) }),
+	}
+	ver.cel = sync.OnceValue(func() *cel.Validator {
+		ver.celCompiled.Store(true)
+		return cel.NewValidator(s, true, celconfig.PerCallLimit)
+	})
+	ver.rootRules = len(s.XValidations) > 0
+	for name, p := range s.Properties {
+		if hasRules(&p) {
+			ver.ruleRoots = append(ver.ruleRoots, name)
+		}
 	}
 	if ver.schemaValidator, _, err = apiservervalidation.NewSchemaValidator(internal.OpenAPIV3Schema); err != nil {
 		return nil, err
@@ -391,8 +408,7 @@ func (ver *version) validateObjectMeta(ctx context.Context, op operation.Type, o
 // validateCEL runs the x-kubernetes-validations rules unless errs already
 // holds a blocking error, as the custom resource strategies do.
 func (ver *version) validateCEL(ctx context.Context, errs field.ErrorList, obj, old map[string]interface{}, opts ...cel.Option) field.ErrorList {
-	validator := ver.cel()
-	if validator == nil {
+	if !ver.rootRules && len(ver.ruleRoots) == 0 {
 		return nil
 	}
 	if blocking := blockingErr(errs); blocking != nil {
@@ -400,10 +416,53 @@ func (ver *version) validateCEL(ctx context.Context, errs field.ErrorList, obj, 
 	}
 	var oldObj interface{}
 	if old != nil {
+		if ver.rulesUnchanged(obj, old) {
+			return nil
+		}
 		oldObj = old
+	}
+	validator := ver.cel()
+	if validator == nil {
+		return nil
 	}
 	celErrs, _ := validator.Validate(ctx, nil, ver.structural, obj, oldObj, celconfig.RuntimeCELCostBudget, opts...)
 	return celErrs
+}
+
+// rulesUnchanged reports whether an update leaves every value that a CEL
+// rule applies to as it was. Updates validate with ratcheting, under which
+// the API server skips the rules of unchanged values, so none could fail:
+// a status update (whose spec is the stored one) then never compiles the
+// rules, which costs a short-lived CLI process tens of milliseconds.
+func (ver *version) rulesUnchanged(obj, old map[string]interface{}) bool {
+	if ver.rootRules {
+		return false
+	}
+	for _, name := range ver.ruleRoots {
+		if !equality.Semantic.DeepEqual(obj[name], old[name]) {
+			return false
+		}
+	}
+	return true
+}
+
+// hasRules reports whether s or a schema below it holds CEL rules.
+func hasRules(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if len(s.XValidations) > 0 {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasRules(&p) {
+			return true
+		}
+	}
+	if hasRules(s.Items) {
+		return true
+	}
+	return s.AdditionalProperties != nil && hasRules(s.AdditionalProperties.Structural)
 }
 
 // blockingErr is the strategy's hasBlockingErr: OpenAPI type, maxLength,

@@ -888,3 +888,43 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRulesOfUnchangedValuesAreNotCompiled: an update that leaves every
+// value under a CEL rule as it was (any status update) neither compiles nor
+// runs the rules, as ratcheting would skip them anyway; one that changes
+// such a value runs them.
+func TestRulesOfUnchangedValuesAreNotCompiled(t *testing.T) {
+	ctx := context.Background()
+	v := newValidator(t)
+	old := decode(t, hookYAML)
+	set("metadata", mergeJSON(t, old["metadata"], storedMeta))(t, old)
+	set("status", `{"observedGeneration": 1}`)(t, old)
+	admit(t, v, hookGVK, old)
+	crds, err := crd.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err = crdschema.New(crds); err != nil {
+		t.Fatal(err)
+	}
+
+	status := runtime.DeepCopyJSON(old)
+	set("status", `{"state": "step_running", "currentStep": {"index": 0, "name": "vet", "attempt": 1}}`)(t, status)
+	checkErrs(t, v.ValidateStatusUpdate(ctx, hookGVK, status, old), nil)
+	labels := runtime.DeepCopyJSON(old)
+	set("metadata.labels", `{"team": "a"}`)(t, labels)
+	checkErrs(t, v.ValidateUpdate(ctx, hookGVK, labels, old), nil)
+	if crdschema.CELCompiled(v, hookGVK) {
+		t.Fatal("an update leaving spec unchanged compiled the CEL rules")
+	}
+
+	dup := runtime.DeepCopyJSON(old)
+	steps := dup["spec"].(map[string]interface{})["steps"].([]interface{})
+	dup["spec"].(map[string]interface{})["steps"] = append(steps, runtime.DeepCopyJSONValue(steps[0]))
+	if errs := v.ValidateUpdate(ctx, hookGVK, dup, old); len(errs) == 0 || !strings.Contains(errs.ToAggregate().Error(), "step names must be unique") {
+		t.Fatalf("a spec update with duplicate step names: %v, want the CEL rule's error", errs)
+	}
+	if !crdschema.CELCompiled(v, hookGVK) {
+		t.Fatal("a spec update did not compile the CEL rules")
+	}
+}
