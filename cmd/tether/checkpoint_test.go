@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -224,5 +225,31 @@ func TestCheckpointTriggersEndToEnd(t *testing.T) {
 	}
 	if refs := e.gitOut("for-each-ref", "refs/tether/"); strings.TrimSpace(refs) != "" {
 		t.Errorf("refs left after deleting the hook:\n%s", refs)
+	}
+}
+
+// TestStepBeginDetectsFilesSinceTheLastCheckpoint: without --files, step
+// begin records the files changed since the Hook's last checkpoint (the one
+// the previous step's pass took), not the work earlier steps left
+// uncommitted; before any checkpoint, everything git status reports.
+func TestStepBeginDetectsFilesSinceTheLastCheckpoint(t *testing.T) {
+	e := newAgentEnv(t)
+	h := &v1.Hook{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "files"},
+		Spec:       v1.HookSpec{Goal: "two steps", Workspace: e.workspace, Steps: []v1.Step{step("one", 0, "true"), step("two", 0, "true")}},
+	}
+	if err := e.client.Create(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	e.write("one.txt", "step one\n")
+	e.ok("step", "begin", "files")
+	if got := e.hook("files").Status.CurrentStep.FilesTouched; !slices.Equal(got, []string{"one.txt"}) {
+		t.Fatalf("step one: files touched %q, want [one.txt]", got)
+	}
+	e.ok("step", "done", "files")
+	e.write("two.txt", "step two\n")
+	e.ok("step", "begin", "files")
+	if got := e.hook("files").Status.CurrentStep.FilesTouched; !slices.Equal(got, []string{"two.txt"}) {
+		t.Fatalf("step two: files touched %q, want [two.txt]: one.txt, left uncommitted by step one, was counted again", got)
 	}
 }

@@ -32,6 +32,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/gitchanges"
+	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
@@ -241,13 +242,23 @@ Without --files, the files are those git status reports in spec.workspace
 	return cmd
 }
 
-// detectFiles is the changed files in hook's workspace. Detection is a
-// convenience: when it fails, step begin warns and records no files.
+// detectFiles is the files changed in hook's workspace since its last
+// checkpoint (which a passed step always takes), so that work left
+// uncommitted by earlier steps is not counted again; without a checkpoint,
+// every change git status reports. Detection is a convenience: when it
+// fails, step begin warns and records no files.
 func (v *hookVerb) detectFiles(ctx context.Context, hook *v1.Hook) []string {
 	if hook.Spec.Workspace == "" {
 		return nil
 	}
-	files, err := gitchanges.Changed(ctx, hook.Spec.Workspace)
+	var files []string
+	var err error
+	if lc := hook.Status.LastCheckpoint; lc != nil && lc.SnapshotCommit != "" {
+		files, err = snapshot.ChangedPaths(ctx, hook.Spec.Workspace, lc.SnapshotCommit)
+	}
+	if files == nil {
+		files, err = gitchanges.Changed(ctx, hook.Spec.Workspace)
+	}
 	if err != nil {
 		_, _ = fmt.Fprintf(v.errOut, "warning: detecting the files touched: %v\n", err)
 		return nil
