@@ -49,6 +49,7 @@ func TestWorkerEnvironment(t *testing.T) {
 	t.Setenv(config.HookEnv, "inherited-hook")
 	t.Setenv(config.StoreEnv, "/inherited/store")
 	t.Setenv(config.WorkerEnv, "inherited-worker")
+	t.Setenv(config.ActorEnv, "inherited-actor")
 	env := newStore(t)
 	ctx := context.Background()
 	out := filepath.Join(env.dir, "env")
@@ -82,7 +83,7 @@ func TestWorkerEnvironment(t *testing.T) {
 	running := func(w *v1.Worker) bool { return w.Status.Phase == v1.WorkerRunning && w.Status.PID != 0 }
 	w = waitWorker(t, env.c, "env-agent", running)
 
-	common := map[string]string{config.WorkerEnv: "env-agent", config.NamespaceEnv: "default", config.StoreEnv: storeDir}
+	common := map[string]string{config.WorkerEnv: "env-agent", config.NamespaceEnv: "default", config.StoreEnv: storeDir, config.ActorEnv: "worker/env-agent"}
 	// First launch: no Hook is assigned, so no TETHER_HOOK.
 	checkEnv(t, readEnv(t, out, w.Status.PID), common, "")
 
@@ -95,7 +96,8 @@ func TestWorkerEnvironment(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, env.c, name, 10*time.Second, func(h *v1.Hook) bool { return h.Spec.Assignee == "env-agent" })
+		// TETHER_HOOK comes from the reconciler's cache: wait for it there.
+		waitFor(t, env.mgr.GetClient(), name, 10*time.Second, func(h *v1.Hook) bool { return h.Spec.Assignee == "env-agent" })
 	}
 	crash := func() {
 		t.Helper()

@@ -104,15 +104,17 @@ type launched struct {
 // agentEnv is the tether environment of w's agent: the names the
 // reconciler sets itself, so that the agent never inherits them from
 // `tether run`'s own environment.
-var agentEnv = []string{config.HookEnv, config.WorkerEnv, config.NamespaceEnv, config.StoreEnv}
+var agentEnv = []string{config.HookEnv, config.WorkerEnv, config.NamespaceEnv, config.StoreEnv, config.ActorEnv}
 
 // launch starts w's command. Its environment is the reconciler's own
 // without agentEnv, then WorkerOptions.Env (TETHER_STORE on the local
-// store), then TETHER_WORKER, TETHER_NAMESPACE and, when exactly one
+// store), then TETHER_WORKER, TETHER_NAMESPACE, TETHER_ACTOR (worker/NAME,
+// so that history names the Worker) and, when exactly one
 // non-terminal Hook has w as its assignee, TETHER_HOOK; spec.env comes last.
 func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker) (*launched, error) {
 	l := &launched{logFile: filepath.Join(r.logDir, w.Namespace, w.Name+".log")}
-	env := append(slices.Clone(r.env), config.WorkerEnv+"="+w.Name, config.NamespaceEnv+"="+w.Namespace)
+	env := append(slices.Clone(r.env), config.WorkerEnv+"="+w.Name, config.NamespaceEnv+"="+w.Namespace,
+		config.ActorEnv+"=worker/"+w.Name)
 	if hook := r.assignedHook(ctx, w); hook != "" {
 		env = append(env, config.HookEnv+"="+hook)
 	}

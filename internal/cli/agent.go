@@ -33,12 +33,13 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/gitchanges"
 	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
 
 // ActorEnv names who the CLI acts for in status.history; default ActorDefault.
-const ActorEnv = "TETHER_ACTOR"
+const ActorEnv = config.ActorEnv
 
 // ActorDefault is the history actor of CLI verbs when $TETHER_ACTOR is unset.
 const ActorDefault = "cli"

@@ -48,6 +48,9 @@ const (
 	WorkerEnv = "TETHER_WORKER"
 	// NamespaceEnv is the namespace of that Worker and its Hook.
 	NamespaceEnv = "TETHER_NAMESPACE"
+	// ActorEnv names who the agent verbs act for in status.history; a
+	// Worker sets it to worker/NAME for the agent it launches.
+	ActorEnv = "TETHER_ACTOR"
 	// StoreEnv names the local store directory: every verb reads it (see
 	// --store), and a Worker launched by `tether run` on the local store
 	// gets it. In cluster mode a Worker's agent uses its kubeconfig instead.
