@@ -574,7 +574,7 @@ func TestValidateUpdate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			old := decode(t, tt.yaml)
-			set("metadata", mergeJSON(t, old["metadata"], storedMeta))(t, old)
+			set("metadata", withStoredMeta(t, old["metadata"]))(t, old)
 			if tt.old != nil {
 				tt.old(t, old)
 			}
@@ -633,7 +633,7 @@ func TestValidateStatusUpdate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			old := decode(t, tt.yaml)
-			set("metadata", mergeJSON(t, old["metadata"], storedMeta))(t, old)
+			set("metadata", withStoredMeta(t, old["metadata"]))(t, old)
 			set("status", `{"observedGeneration": 1}`)(t, old)
 			admit(t, v, tt.gvk, old)
 			obj := runtime.DeepCopyJSON(old)
@@ -643,11 +643,12 @@ func TestValidateStatusUpdate(t *testing.T) {
 	}
 }
 
-// mergeJSON returns the JSON of base with the fields of the JSON object extra.
-func mergeJSON(t *testing.T, base interface{}, extra string) string {
+// withStoredMeta returns the JSON of the metadata base with the fields of
+// storedMeta, as a stored object has them.
+func withStoredMeta(t *testing.T, base interface{}) string {
 	t.Helper()
 	m := runtime.DeepCopyJSONValue(base).(map[string]interface{})
-	for k, v := range decode(t, extra) {
+	for k, v := range decode(t, storedMeta) {
 		m[k] = v
 	}
 	js, err := utiljson.Marshal(m)
@@ -860,7 +861,7 @@ func TestConcurrent(t *testing.T) {
 	hook := decode(t, hookYAML)
 	set("spec.steps", `[{"name": "a"}, {"name": "a"}]`)(t, hook)
 	old := decode(t, checkpointYAML)
-	set("metadata", mergeJSON(t, old["metadata"], storedMeta))(t, old)
+	set("metadata", withStoredMeta(t, old["metadata"]))(t, old)
 	admit(t, v, checkpointGVK, old)
 	changed := runtime.DeepCopyJSON(old)
 	set("spec.description", `"changed"`)(t, changed)
@@ -897,7 +898,7 @@ func TestRulesOfUnchangedValuesAreNotCompiled(t *testing.T) {
 	ctx := context.Background()
 	v := newValidator(t)
 	old := decode(t, hookYAML)
-	set("metadata", mergeJSON(t, old["metadata"], storedMeta))(t, old)
+	set("metadata", withStoredMeta(t, old["metadata"]))(t, old)
 	set("status", `{"observedGeneration": 1}`)(t, old)
 	admit(t, v, hookGVK, old)
 	crds, err := crd.Load()
