@@ -77,7 +77,7 @@ func readVerbs(t *testing.T, base []string) {
 	}{
 		{"describe hook", []string{"describe", "hook", "running-example"}, 0, []string{
 			"Name:", "running-example\n", "Goal:", "Add pagination to the list endpoint.", "State:", "step_running",
-			"Current Step:", "implement (index 1, attempt 1)", "Files Touched:", "internal/list/cursor.go, internal/list/handler.go",
+			"Current Step:", "implement (2/3, attempt 1)", "Files Touched:", "internal/list/cursor.go, internal/list/handler.go",
 			"Steps:\n", "api ", "Passed", "go build ./...", "Conditions:\n", "Ready", "Progressing",
 			"History:\n", "initialize", "Checkpoints:\n", "running-example-1", "step_complete", "0123456789ab ",
 			"Events:\n", "Type", "Reason", "Age", "From", "Message", "Warning", "StaleHeartbeat", "tether-controller", "no heartbeat for 5m0s",

@@ -295,9 +295,13 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 	w.Write(describe.LEVEL_1, "Max Attempts:\t%d\n", s.MaxAttempts)
 	writeDefaults(w, s, cfg)
 	w.Write(describe.LEVEL_0, "Status:\n")
-	w.Write(describe.LEVEL_1, "State:\t%s\n", orNone(string(st.State)))
+	state := st.State
+	if state == "" {
+		state = tetherv1alpha1.HookInitializing
+	}
+	w.Write(describe.LEVEL_1, "State:\t%s\n", state)
 	if cs := st.CurrentStep; cs != nil {
-		w.Write(describe.LEVEL_1, "Current Step:\t%s (index %d, attempt %d)\n", cs.Name, cs.Index, cs.Attempt)
+		w.Write(describe.LEVEL_1, "Current Step:\t%s (%d/%d, attempt %d)\n", cs.Name, cs.Index+1, len(s.Steps), cs.Attempt)
 		w.Write(describe.LEVEL_2, "Working On:\t%s\n", orNone(cs.WorkingOn))
 		w.Write(describe.LEVEL_2, "Files Touched:\t%s\n", orNone(strings.Join(cs.FilesTouched, ", ")))
 		w.Write(describe.LEVEL_2, "Started:\t%s\n", timePtr(cs.StartedAt))
@@ -341,7 +345,7 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 			for _, v := range step.Validate {
 				cmds = append(cmds, strings.Join(v.Command, " "))
 			}
-			w.Write(describe.LEVEL_1, "%d\t%s\t%s\t%d\t%s\t%d\t%s\n", i, step.Name, phase, attempts, completed, receipts, orNone(strings.Join(cmds, "; ")))
+			w.Write(describe.LEVEL_1, "%d\t%s\t%s\t%d\t%s\t%d\t%s\n", i+1, step.Name, phase, attempts, completed, receipts, orNone(strings.Join(cmds, "; ")))
 		}
 	}
 	describeConditions(w, st.Conditions)
@@ -358,7 +362,11 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 		w.Write(describe.LEVEL_1, "Time\tEvent\tFrom\tTo\tStep\tAttempt\tActor\n")
 		w.Write(describe.LEVEL_1, "----\t-----\t----\t--\t----\t-------\t-----\n")
 		for _, e := range hist {
-			w.Write(describe.LEVEL_1, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Event, orNone(string(e.From)), e.To, e.Step, e.Attempt, orNone(e.Actor))
+			step, attempt := "-", "-"
+			if e.Attempt > 0 {
+				step, attempt = fmt.Sprint(e.Step+1), fmt.Sprint(e.Attempt)
+			}
+			w.Write(describe.LEVEL_1, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Event, orNone(string(e.From)), e.To, step, attempt, orNone(e.Actor))
 		}
 	}
 	if len(cps) == 0 {

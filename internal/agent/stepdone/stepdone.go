@@ -117,7 +117,12 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	cs := *hook.Status.CurrentStep
 	step := hook.Spec.Steps[cs.Index]
-	_, _ = fmt.Fprintf(out, "validating %s: %d command(s) in %s\n", hookfsm.Describe(hook), len(step.Validate), workspace)
+	commands := "commands"
+	if len(step.Validate) == 1 {
+		commands = "command"
+	}
+	_, _ = fmt.Fprintf(out, "validating step %q (%d/%d), attempt %d: %d %s in %s\n",
+		cs.Name, cs.Index+1, len(hook.Spec.Steps), cs.Attempt, len(step.Validate), commands, workspace)
 
 	signals := opts.Signals
 	if signals == nil {
