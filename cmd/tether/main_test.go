@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
@@ -56,6 +57,12 @@ func TestMain(m *testing.M) {
 	tetherBin = filepath.Join(dir, "tether")
 	if err := buildTether(tetherBin); err != nil {
 		panic("building tether: " + err.Error())
+	}
+	// No test reads or writes the user's tether home (keys, configuration):
+	// a key there would change what recover and receipts verify print. Tests
+	// that need a home of their own still set TETHER_HOME.
+	if err := os.Setenv(config.HomeEnv, filepath.Join(dir, "home")); err != nil {
+		panic(err)
 	}
 	code := m.Run()
 	_ = os.RemoveAll(dir)
