@@ -180,7 +180,7 @@ func TestAgentHookBinding(t *testing.T) {
 	if ctx := sessionContext(t, out); !strings.Contains(ctx, "# Recovery file: hook alpha") {
 		t.Errorf("TETHER_HOOK SessionStart:\n%s", ctx)
 	}
-	if _, stderr, code := e.tether("agent", "bind", "nope"); code == 0 || !strings.Contains(stderr, "nope") {
+	if _, stderr, code := e.tether("agent", "bind", "nope"); code != 2 || !strings.Contains(stderr, "nope") {
 		t.Errorf("bind to a missing Hook: exit %d, %s", code, stderr)
 	}
 

@@ -20,11 +20,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
@@ -42,23 +40,8 @@ func addCheckpoints(ctx context.Context, b *Backend, hook *v1.Hook, opts *recove
 		return err
 	}
 	opts.Checkpoints = summaries
-	if len(summaries) == 0 || hook.Spec.Workspace == "" {
-		return nil
-	}
-	base := summaries[0].SnapshotCommit
-	if base == "" {
-		base = summaries[0].Commit
-	}
-	if fi, err := os.Stat(hook.Spec.Workspace); base == "" || err != nil || !fi.IsDir() {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, liveChangesTimeout)
-	defer cancel()
-	files, err := snapshot.ChangedPaths(ctx, hook.Spec.Workspace, base)
-	if err != nil {
+	if err := recoveryfile.LiveChanges(ctx, hook, opts, liveChangesTimeout); err != nil {
 		_, _ = fmt.Fprintf(errOut, "warning: finding the files changed since checkpoint %s: %v\n", summaries[0].Name, err)
-		return nil
 	}
-	opts.ChangedFiles, opts.ChangedFilesLive = files, true
 	return nil
 }

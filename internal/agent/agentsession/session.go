@@ -44,7 +44,6 @@ import (
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
 	"github.com/tether-dev/tether/internal/agent/claudehook"
 	"github.com/tether-dev/tether/internal/agent/githooks"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
@@ -406,7 +405,7 @@ func (h *handler) sessionStart(ctx context.Context) error {
 		h.note(fmt.Sprintf("tether: listing the checkpoints of hook %q: %v", hook.Name, err))
 	}
 	opts.Checkpoints = summaries
-	h.liveChanges(ctx, hook, &opts)
+	_ = recoveryfile.LiveChanges(ctx, hook, &opts, liveChangesTimeout) // without git, the status's list is shown
 	if h.ev.Source == string(v1.SessionCompact) {
 		b.WriteString(compactAnchor(hook, summaries))
 	}
@@ -420,28 +419,6 @@ func pauseReason(hook *v1.Hook) string {
 		return ": " + strings.Join(strings.Fields(r), " ")
 	}
 	return " (spec.suspend is true; no reason was given)"
-}
-
-// liveChanges finds the files changed since the newest checkpoint with
-// git, as `tether recover` does, within liveChangesTimeout.
-func (h *handler) liveChanges(ctx context.Context, hook *v1.Hook, opts *recoveryfile.Options) {
-	if len(opts.Checkpoints) == 0 || hook.Spec.Workspace == "" {
-		return
-	}
-	base := opts.Checkpoints[0].SnapshotCommit
-	if base == "" {
-		base = opts.Checkpoints[0].Commit
-	}
-	if base == "" {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, liveChangesTimeout)
-	defer cancel()
-	files, err := snapshot.ChangedPaths(ctx, hook.Spec.Workspace, base)
-	if err != nil {
-		return
-	}
-	opts.ChangedFiles, opts.ChangedFilesLive = files, true
 }
 
 // compactAnchor is what a compaction lost, first: the step, its attempt,

@@ -18,14 +18,17 @@ package recoveryfile
 
 import (
 	"context"
+	"os"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/snapshot"
 )
 
 // TimelineEntries is how many of the newest checkpoints the file lists.
@@ -99,6 +102,32 @@ func ListCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook) ([]Che
 		}
 	}
 	return Summarize(hook, own), own, nil
+}
+
+// LiveChanges sets opts.ChangedFiles, live, to the workspace files changed
+// since the newest of opts.Checkpoints (its snapshot commit, else the HEAD
+// it was taken on), with git bounded by timeout. Without a checkpoint, or
+// with a workspace that is not a directory here, it does nothing; a git
+// failure leaves opts as it was and is returned for the caller to report.
+func LiveChanges(ctx context.Context, hook *v1.Hook, opts *Options, timeout time.Duration) error {
+	if len(opts.Checkpoints) == 0 || hook.Spec.Workspace == "" {
+		return nil
+	}
+	base := opts.Checkpoints[0].SnapshotCommit
+	if base == "" {
+		base = opts.Checkpoints[0].Commit
+	}
+	if fi, err := os.Stat(hook.Spec.Workspace); base == "" || err != nil || !fi.IsDir() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	files, err := snapshot.ChangedPaths(ctx, hook.Spec.Workspace, base)
+	if err != nil {
+		return err
+	}
+	opts.ChangedFiles, opts.ChangedFilesLive = files, true
+	return nil
 }
 
 // lastCheckpoint writes the last checkpoint, the files changed since it,
