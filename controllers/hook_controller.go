@@ -72,6 +72,7 @@ type HookReconciler struct {
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
 // Reconcile brings one Hook's status, conditions and recovery file up to
 // date and asks to be called again when its heartbeat falls due.

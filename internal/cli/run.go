@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
@@ -56,8 +57,17 @@ type runOptions struct {
 	metricsAddr string
 	probeAddr   string
 	leaderElect bool
+	lease       leaseTiming
+	recoveryDir string
 	manifests   string
 	zap         zap.Options
+}
+
+// leaseTiming is the leader election's timing, client-go's
+// LeaderElectionConfig fields. The defaults are controller-runtime's: a
+// SIGKILLed leader is replaced within LeaseDuration plus RetryPeriod.
+type leaseTiming struct {
+	duration, renewDeadline, retryPeriod time.Duration
 }
 
 func newRunCommand(g *GlobalOptions) *cobra.Command {
@@ -80,7 +90,11 @@ runs as an operator, with optional leader election.`,
 	fs := cmd.Flags()
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "address of the /healthz and /readyz endpoints; empty disables them")
-	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles; a leader stopped by SIGINT or SIGTERM releases the Lease, so a standby takes over within --leader-elect-retry-period")
+	fs.DurationVar(&o.lease.duration, "leader-elect-lease-duration", 15*time.Second, "with --leader-elect, how long standbys wait before taking the Lease of a leader that stopped renewing it (one killed with SIGKILL)")
+	fs.DurationVar(&o.lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "with --leader-elect, how long the leader keeps trying to renew before it gives up leading and exits")
+	fs.DurationVar(&o.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "with --leader-elect, how often candidates try to take or renew the Lease")
+	fs.StringVar(&o.recoveryDir, "recovery-dir", "", "with --cluster, also write each Hook's recovery file under this directory (default: the configuration file's recoveryDir; unset, none: the operator writes nothing to its filesystem, and tether recover renders the file from the Hook)")
 	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
 	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
 	o.zap.BindFlags(goFlags)
@@ -165,8 +179,10 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 }
 
 // clusterBackend builds a Manager on the cluster of the kubeconfig, with
-// optional leader election. Worker logs go to the user's cache directory.
-func (o *runOptions) clusterBackend(_ context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, _ logr.Logger) (manager.Manager, controllers.Options, error) {
+// optional leader election. It writes recovery files only when asked to,
+// and verifies receipts with the keys in each namespace's Secret. Worker
+// logs of launched processes go to the user's cache directory.
+func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, _ logr.Logger) (manager.Manager, controllers.Options, error) {
 	rest, err := g.KubeConfig.ToRESTConfig()
 	if err != nil {
 		return nil, controllers.Options{}, fmt.Errorf("loading kubeconfig: %w", err)
@@ -178,17 +194,28 @@ func (o *runOptions) clusterBackend(_ context.Context, g *GlobalOptions, s *runt
 		return nil, controllers.Options{}, err
 	}
 	mgr, err := ctrl.NewManager(rest, ctrl.Options{
-		Scheme:                  s,
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress:  o.probeAddr,
-		LeaderElection:          o.leaderElect,
-		LeaderElectionID:        LeaderElectionID,
-		LeaderElectionNamespace: ns,
+		Scheme:                        s,
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       ns,
+		LeaderElectionReleaseOnCancel: true,
+		LeaseDuration:                 &o.lease.duration,
+		RenewDeadline:                 &o.lease.renewDeadline,
+		RetryPeriod:                   &o.lease.retryPeriod,
 	})
 	if err != nil {
 		return nil, controllers.Options{}, err
 	}
-	return mgr, controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}, nil
+	recoveryDir := o.recoveryDir
+	if recoveryDir == "" {
+		recoveryDir = cfg.RecoveryDir
+	}
+	// Keys are read uncached, one Secret at a time: the operator needs get
+	// on Secrets, never a cluster-wide watch of them.
+	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader()}
+	return mgr, controllers.Options{Config: cfg, RecoveryDir: recoveryDir, ReceiptStatus: receipts.StatusFunc(ctx, keys)}, nil
 }
 
 // openStore opens the local store serving crds, the embedded CRDs.

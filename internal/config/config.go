@@ -92,8 +92,10 @@ type Config struct {
 	// KeyDir is the directory of the receipt signing keys; relative paths
 	// are relative to the configuration file's directory.
 	KeyDir string `json:"keyDir,omitempty"`
-	// RecoveryDir is where `tether run --cluster` writes recovery files; on
-	// the local store they live in the store's recovery/ directory.
+	// RecoveryDir, when set, is where `tether run --cluster` also writes
+	// recovery files; unset, the operator writes none (tether recover
+	// renders them from the Hook). On the local store they live in the
+	// store's recovery/ directory.
 	RecoveryDir string `json:"recoveryDir,omitempty"`
 	// AgentLoop holds the caps of the Stop continuation loop that
 	// `tether agent hook` keeps going.
@@ -181,9 +183,8 @@ func Default(home string) *Config {
 			Failed:    metav1.Duration{Duration: DefaultFailedTTL},
 			Abandoned: metav1.Duration{Duration: DefaultAbandonedTTL},
 		},
-		AgentLoop:   AgentLoop{MaxConsecutive: DefaultAgentMaxConsecutive, MaxPerHook: DefaultAgentMaxPerHook},
-		KeyDir:      filepath.Join(home, "keys"),
-		RecoveryDir: filepath.Join(home, "recovery"),
+		AgentLoop: AgentLoop{MaxConsecutive: DefaultAgentMaxConsecutive, MaxPerHook: DefaultAgentMaxPerHook},
+		KeyDir:    filepath.Join(home, "keys"),
 	}
 }
 
