@@ -28,9 +28,14 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -62,6 +67,15 @@ type runOptions struct {
 	manifests   string
 	zap         zap.Options
 }
+
+// workerPods selects the Pods the Worker reconciler creates.
+var workerPods = func() labels.Selector {
+	req, err := labels.NewRequirement(controllers.WorkerLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return labels.NewSelector().Add(*req)
+}()
 
 // leaseTiming is the leader election's timing, client-go's
 // LeaderElectionConfig fields. The defaults are controller-runtime's: a
@@ -201,9 +215,11 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       ns,
 		LeaderElectionReleaseOnCancel: true,
-		LeaseDuration:                 &o.lease.duration,
-		RenewDeadline:                 &o.lease.renewDeadline,
-		RetryPeriod:                   &o.lease.retryPeriod,
+		// The operator watches only the Pods of Workers, not every Pod.
+		Cache:         cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: workerPods}}},
+		LeaseDuration: &o.lease.duration,
+		RenewDeadline: &o.lease.renewDeadline,
+		RetryPeriod:   &o.lease.retryPeriod,
 	})
 	if err != nil {
 		return nil, controllers.Options{}, err

@@ -55,6 +55,10 @@ const (
 	// --store), and a Worker launched by `tether run` on the local store
 	// gets it. In cluster mode a Worker's agent uses its kubeconfig instead.
 	StoreEnv = "TETHER_STORE"
+	// ClusterEnv, set to true, makes every verb talk to the cluster, as
+	// --cluster does; a Worker's Pod gets it, with a ServiceAccount for
+	// the in-cluster credentials.
+	ClusterEnv = "TETHER_CLUSTER"
 )
 
 // FileName is the name of the configuration file in tether's home directory.
