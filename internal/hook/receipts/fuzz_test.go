@@ -41,7 +41,7 @@ func FuzzDecodeEnvelope(f *testing.F) {
 		f.Fatal(err)
 	}
 	orig := testReceipt()
-	if err := receipts.Sign(s, hook, "build", &orig); err != nil {
+	if err := receipts.Sign(s, hook, "build", receipts.Position{Validate: [][]string{orig.Command}}, &orig); err != nil {
 		f.Fatal(err)
 	}
 	origPayload, _ := base64.StdEncoding.DecodeString(orig.Envelope.Payload)
