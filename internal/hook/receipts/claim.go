@@ -379,7 +379,7 @@ func (c *stepCheck) checkRun(passed bool, specArgvs [][]string, inSpec bool) {
 	var count int
 	digest, signed := "", false
 	for _, r := range rs {
-		if st := r.Statement; st != nil && st.Predicate.CommandCount != nil {
+		if st := r.Statement; r.Err == nil && st != nil && st.Predicate.CommandCount != nil {
 			if !signed {
 				count, digest, signed = int(*st.Predicate.CommandCount), st.Predicate.ValidateSHA256, true
 			} else if int(*st.Predicate.CommandCount) != count || st.Predicate.ValidateSHA256 != digest {
@@ -435,22 +435,25 @@ func seenBefore(seen map[int]int, p int) bool {
 }
 
 // positions is the place of each receipt in its run: the signed
-// commandIndex or, for a receipt that signs none (version 1, unsigned,
-// undecodable), the first unused command of the run with the receipt's
+// commandIndex of a receipt that verifies or, for any other (version 1,
+// unsigned, tampered), the first unused command of the run with the receipt's
 // argv. -1 for a receipt with no place, which is reported.
 func (c *stepCheck) positions(rs []ReceiptReport, signed bool, cmds [][]string) []int {
 	out := make([]int, len(rs))
 	used := make([]bool, len(cmds))
+	placed := func(r ReceiptReport) bool {
+		return signed && r.Err == nil && r.Statement != nil && r.Statement.Predicate.CommandIndex != nil
+	}
 	for j, r := range rs {
-		if st := r.Statement; signed && st != nil && st.Predicate.CommandIndex != nil {
-			out[j] = int(*st.Predicate.CommandIndex)
+		if placed(r) {
+			out[j] = int(*r.Statement.Predicate.CommandIndex)
 			if out[j] < len(used) {
 				used[out[j]] = true
 			}
 		}
 	}
 	for j, r := range rs {
-		if st := r.Statement; signed && st != nil && st.Predicate.CommandIndex != nil {
+		if placed(r) {
 			continue
 		}
 		out[j] = -1

@@ -52,7 +52,7 @@ func commands(argvs ...[]string) []v1.ValidationCommand {
 
 // run is the receipts of one validation run of step, signed by s: one per
 // exit code, for the step's commands in order.
-func run(t *testing.T, s receipts.ReceiptSigner, hook *v1.Hook, step string, attempt int32, exits ...int32) []v1.Receipt {
+func run(t testing.TB, s receipts.ReceiptSigner, hook *v1.Hook, step string, attempt int32, exits ...int32) []v1.Receipt {
 	t.Helper()
 	var validate []v1.ValidationCommand
 	for i := range hook.Spec.Steps {
@@ -110,7 +110,7 @@ type fixture struct {
 	signer                receipts.ReceiptSigner
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	km := newManager(t)
 	ctx := context.Background()

@@ -58,6 +58,9 @@ const (
 // plus the command line.
 const maxPayload = 256 << 10
 
+// maxCommands is the schema's bound on a step's validate commands.
+const maxCommands = 16
+
 // ErrUnsigned means a receipt carries no envelope.
 var ErrUnsigned = errors.New("receipt is not signed")
 
@@ -421,7 +424,9 @@ func checkPosition(st *Statement) error {
 	switch {
 	case p.CommandIndex == nil || p.CommandCount == nil || p.ValidateSHA256 == "":
 		return errors.New("statement lacks commandIndex, commandCount or validateSHA256")
-	case *p.CommandCount < 1 || *p.CommandIndex < 0 || *p.CommandIndex >= *p.CommandCount:
+	case *p.CommandCount < 1 || *p.CommandCount > maxCommands:
+		return fmt.Errorf("statement commandCount %d is not within 1 to %d", *p.CommandCount, maxCommands)
+	case *p.CommandIndex < 0 || *p.CommandIndex >= *p.CommandCount:
 		return fmt.Errorf("statement commandIndex %d is not within commandCount %d", *p.CommandIndex, *p.CommandCount)
 	}
 	return nil

@@ -54,7 +54,7 @@ func testReceipt() v1.Receipt {
 	}
 }
 
-func newManager(t *testing.T) *receipts.FileKeyManager {
+func newManager(t testing.TB) *receipts.FileKeyManager {
 	t.Helper()
 	return &receipts.FileKeyManager{Dir: filepath.Join(t.TempDir(), "home", "keys")}
 }
