@@ -143,7 +143,7 @@ func printEvidence(cmd *cobra.Command, rep *receipts.Report) error {
 		return nil
 	}
 	_, _ = fmt.Fprintln(cmd.OutOrStdout())
-	_, _ = fmt.Fprintln(w, "STEP\tATTEMPT\tRECEIPT\tCOMMAND\tEXIT\tRESULT")
+	_, _ = fmt.Fprintln(w, "STEP\tATTEMPT\tRECEIPT\tCOMMAND\tEXIT\tSIGNATURE")
 	for i := range rep.Steps {
 		s := &rep.Steps[i]
 		for j := range s.Receipts {
