@@ -61,3 +61,17 @@ func TestOnKubeAPIServer(t *testing.T) {
 	agent(t, c, "task", hookfsm.Input{Event: hookfsm.Abandon})
 	waitGone(t, c, "task", 20*time.Second)
 }
+
+// TestHandEditDetectedOnKubeAPIServer: a status edited behind the
+// reconciler's back is detected on a real API server too.
+func TestHandEditDetectedOnKubeAPIServer(t *testing.T) {
+	mgr, env := testsupport.EnvtestManager(t)
+	recoveryDir := t.TempDir()
+	opts := controllers.Options{Config: testConfig(t), RecoveryDir: recoveryDir, SkipNameValidation: true}
+	opts.Worker.LogDir = t.TempDir()
+	if err := controllers.SetupAll(mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	testsupport.Start(t, mgr)
+	handEditDetected(t, env.Client, recoveryDir)
+}

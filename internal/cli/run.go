@@ -182,9 +182,9 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 	}
 	log.Info("serving the local store", "store", dir, "pid", os.Getpid())
 	return mgr, controllers.Options{
-		Config:        cfg,
-		RecoveryDir:   filepath.Join(dir, RecoveryDirName),
-		ReceiptStatus: receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
+		Config:      cfg,
+		RecoveryDir: filepath.Join(dir, RecoveryDirName),
+		Evidence:    receipts.EvidenceFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
 		Worker: controllers.WorkerOptions{
 			LogDir: filepath.Join(dir, "logs"),
 			Env:    []string{config.StoreEnv + "=" + dir},
