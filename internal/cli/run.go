@@ -231,7 +231,7 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 	// Keys are read uncached, one Secret at a time: the operator needs get
 	// on Secrets, never a cluster-wide watch of them.
 	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader()}
-	return mgr, controllers.Options{Config: cfg, RecoveryDir: recoveryDir, ReceiptStatus: receipts.StatusFunc(ctx, keys)}, nil
+	return mgr, controllers.Options{Config: cfg, RecoveryDir: recoveryDir, Evidence: receipts.EvidenceFunc(ctx, keys)}, nil
 }
 
 // openStore opens the local store serving crds, the embedded CRDs.
