@@ -29,8 +29,22 @@ type StoreObserver struct{}
 
 // Wrote records a write of verb that took d.
 func (StoreObserver) Wrote(verb string, d time.Duration) {
-	StoreWrite.WithLabelValues(verb).Observe(d.Seconds())
+	o, ok := storeWriteVerbs[verb]
+	if !ok {
+		o = StoreWrite.WithLabelValues(verb)
+	}
+	o.Observe(d.Seconds())
 }
+
+// storeWriteVerbs are the StoreWrite series of the store's verbs, looked
+// up once rather than at every write.
+var storeWriteVerbs = func() map[string]prometheus.Observer {
+	m := map[string]prometheus.Observer{}
+	for _, v := range []string{"create", "update", "patch", "delete"} {
+		m[v] = StoreWrite.WithLabelValues(v)
+	}
+	return m
+}()
 
 // HandEdit records a hand edit adopted or, when adopted is false, refused.
 func (StoreObserver) HandEdit(adopted bool) {
