@@ -154,7 +154,7 @@ func startMetricsRun(t *testing.T) *metricsRun {
 	err = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		select {
 		case err := <-done:
-			return false, fmt.Errorf("tether run ended: %v", err)
+			return false, fmt.Errorf("tether run ended: %w", err)
 		default:
 		}
 		if m := addrLine.FindStringSubmatch(buf.String()); m != nil {
