@@ -184,7 +184,8 @@ func (c *hookCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	hooks := &v1.HookList{}
 	if err := src.reader.List(ctx, hooks); err != nil {
-		ch <- prometheus.NewInvalidMetric(hooksDesc, err)
+		// An invalid metric would fail the whole scrape; the gauge's
+		// absence says enough, and the rest of the metrics still count.
 		return
 	}
 	// Every state of a namespace that has Hooks is reported, zeros

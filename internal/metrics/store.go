@@ -69,7 +69,7 @@ func (c journalCollector) Describe(ch chan<- *prometheus.Desc) { ch <- journalDe
 func (c journalCollector) Collect(ch chan<- prometheus.Metric) {
 	n, err := c.size()
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(journalDesc, err)
+		// An invalid metric would fail the whole scrape.
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(journalDesc, prometheus.GaugeValue, float64(n))
