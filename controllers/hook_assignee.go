@@ -32,6 +32,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
 // HookAssigneeField indexes Hooks in the cache by spec.assignee, so that a
@@ -194,6 +195,7 @@ func (r *HookReconciler) freeAssignee(ctx context.Context, hook *v1.Hook, loss *
 		}
 		return fmt.Errorf("clearing the assignee of hook %s: %w", hook.Name, err)
 	}
+	metrics.AssigneeCleared.Inc()
 	state := "it stays " + string(hook.Status.State)
 	if hook.Status.State == v1.HookRecovering {
 		state = fmt.Sprintf("it is recovering; the next worker claims it (`tether claim %s --worker W`) and reads `tether recover %s`", hook.Name, hook.Name)

@@ -36,6 +36,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
 // HookControllerName names the Hook reconciler in Events, history entries
@@ -129,6 +130,9 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		}
 		for _, e := range s.events {
 			hookwrite.Emit(r.Events, hook, &e)
+		}
+		if !s.staleDue.IsZero() {
+			metrics.StaleDetected(s.staleDue, r.now())
 		}
 	}
 	if loss != nil {

@@ -48,6 +48,9 @@ type hookScope struct {
 	// transitioned is true when this reconcile changed the state machine's
 	// part of the status, which the recovery file renders.
 	transitioned bool
+	// staleDue is when the heartbeat that this reconcile found stale fell
+	// due; zero when it found none.
+	staleDue time.Time
 	// history lists the status fields that disagree with the history.
 	history []hookfsm.Disagreement
 }
@@ -143,6 +146,7 @@ func (r *HookReconciler) reconcileStale(_ context.Context, s *hookScope) error {
 	if err != nil || ev == nil {
 		return err
 	}
+	s.staleDue = due
 	ev.Note = fmt.Sprintf("no heartbeat since %s (staleAfter %s) in %s: moved to recovering by %s. Next: %s",
 		heartbeat, s.eff.StaleAfter, last, HookControllerName, hook.Status.Recovery.RecommendedAction)
 	return nil

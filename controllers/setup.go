@@ -24,6 +24,7 @@ import (
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+	"github.com/tether-dev/tether/internal/metrics"
 )
 
 // Options configure every reconciler SetupAll registers. Nothing in them
@@ -69,6 +70,9 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		return err
 	}
 	if err := setupCheckpoints(mgr, opts); err != nil {
+		return err
+	}
+	if err := metrics.Setup(mgr); err != nil {
 		return err
 	}
 	ret := &RetentionReconciler{

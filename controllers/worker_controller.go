@@ -39,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
@@ -125,6 +126,9 @@ func setupWorker(mgr ctrl.Manager, opts WorkerOptions, skipNameValidation bool) 
 		return nil
 	})); err != nil {
 		return err
+	}
+	for _, reason := range []string{supervise.ReasonExited, supervise.ReasonSignaled, supervise.ReasonVanished, supervise.ReasonPIDReused, ReasonHeartbeatExpired} {
+		metrics.WorkerCrashes.WithLabelValues(reason)
 	}
 	workers := opts.MaxConcurrentReconciles
 	if workers <= 0 {

@@ -33,6 +33,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/worker/supervise"
 	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
@@ -236,6 +237,9 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		r.abandon(l)
 		return err
 	}
+	if manual {
+		metrics.WorkerRestarts.Inc()
+	}
 	r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStarted, "Launch", "started %s, logging to %s", l.id, l.logFile)
 	return r.track(key, l)
 }
@@ -261,6 +265,9 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 		if w.Status.Phase == v1.WorkerRestarting {
 			if err := r.start(ctx, w); err != nil {
 				return err
+			}
+			if st := w.Status.StartedAt; st != nil && w.Status.PID != 0 {
+				metrics.WorkerRestartLatency.Observe(max(0, st.Sub(exit.Time).Seconds()))
 			}
 			r.procs.forget(key, exit.Identity)
 			return nil
@@ -291,10 +298,12 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 	}()
 	var l *launched
 	var launchErr error
+	var launchedAt time.Time
 	if action == ActionRestart {
 		if l, launchErr = r.launch(ctx, w); launchErr != nil {
 			action = ActionNone
 		}
+		launchedAt = time.Now()
 	}
 	read := <-reading
 	if read.err != nil {
@@ -344,7 +353,11 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 		return err
 	}
 	r.procs.forget(key, exit.Identity)
+	if !clean {
+		metrics.WorkerCrashed(exit.Reason)
+	}
 	if l != nil {
+		metrics.WorkerRestarted(exit.Time, launchedAt)
 		if err := r.track(key, l); err != nil {
 			return err
 		}
@@ -405,6 +418,7 @@ func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker)
 	if err := r.writeStatus(ctx, w); err != nil {
 		return ctrl.Result{}, err
 	}
+	metrics.WorkerCrashed(ReasonHeartbeatExpired)
 	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerLost, "Heartbeat", "%s (heartbeatTimeout %s); %s", why, heartbeatTimeout(&w.Spec), heldSummary(w, rec.Hook))
 	return ctrl.Result{}, nil
 }

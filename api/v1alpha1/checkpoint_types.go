@@ -44,6 +44,13 @@ const (
 	TriggerPreCompact CheckpointTrigger = "pre_compact"
 )
 
+// CaptureDurationAnnotation records on a Checkpoint how long the process
+// that took it spent capturing it (snapshot, sequence number and ref), as
+// a Go duration such as "1.25s". Checkpoints are mostly taken by
+// short-lived CLI processes; `tether run` reads it to report
+// tether_checkpoint_capture_seconds.
+const CaptureDurationAnnotation = "agents.tether.dev/capture-duration"
+
 // CheckpointSpec is an immutable snapshot of a Hook's progress and workspace.
 type CheckpointSpec struct {
 	// HookName is the Hook, in the same namespace, that the checkpoint belongs to.

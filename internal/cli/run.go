@@ -18,6 +18,7 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -39,12 +40,14 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
@@ -59,13 +62,15 @@ const RecoveryDirName = "recovery"
 const LeaderElectionID = "tether.agents.tether.dev"
 
 type runOptions struct {
-	metricsAddr string
-	probeAddr   string
-	leaderElect bool
-	lease       leaseTiming
-	recoveryDir string
-	manifests   string
-	zap         zap.Options
+	metricsAddr   string
+	metricsSecure bool
+	enableHTTP2   bool
+	probeAddr     string
+	leaderElect   bool
+	lease         leaseTiming
+	recoveryDir   string
+	manifests     string
+	zap           zap.Options
 }
 
 // workerPods selects the Pods the Worker reconciler creates.
@@ -102,7 +107,9 @@ runs as an operator, with optional leader election.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint; 0 disables it")
+	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "", "address of the Prometheus metrics endpoint, 0 to disable it (default "+metrics.DefaultLocalAddress+" on the local store, 0 with --cluster)")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "with --cluster, serve metrics over HTTPS, to clients the cluster authenticates and authorizes for /metrics")
+	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "with --cluster, allow HTTP/2 on the metrics endpoint (off: HTTP/2 Rapid Reset and Stream Cancellation, CVE-2023-44487 and CVE-2023-39325)")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "address of the /healthz and /readyz endpoints; empty disables them")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles; a leader stopped by SIGINT or SIGTERM releases the Lease, so a standby takes over within --leader-elect-retry-period")
 	fs.DurationVar(&o.lease.duration, "leader-elect-lease-duration", 15*time.Second, "with --leader-elect, how long standbys wait before taking the Lease of a leader that stopped renewing it (one killed with SIGKILL)")
@@ -175,16 +182,21 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 		return nil, controllers.Options{}, err
 	}
 	mgr, err := storemanager.Open(dir, crds, storemanager.Options{
-		Scheme: s, MetricsBindAddress: o.metricsAddr, HealthProbeBindAddress: o.probeAddr, Log: log.WithName("store"),
+		Scheme: s, MetricsBindAddress: "0", HealthProbeBindAddress: o.probeAddr, Log: log.WithName("store"),
+		StoreObserver: metrics.StoreObserver{},
 	})
 	if err != nil {
 		return nil, controllers.Options{}, err
 	}
 	log.Info("serving the local store", "store", dir, "pid", os.Getpid())
+	if err := o.serveLocalMetrics(mgr, log); err != nil {
+		_ = mgr.Close()
+		return nil, controllers.Options{}, err
+	}
 	return mgr, controllers.Options{
 		Config:      cfg,
 		RecoveryDir: filepath.Join(dir, RecoveryDirName),
-		Evidence:    receipts.EvidenceFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
+		Evidence:    metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir})),
 		Worker: controllers.WorkerOptions{
 			LogDir: filepath.Join(dir, "logs"),
 			Env:    []string{config.StoreEnv + "=" + dir},
@@ -209,7 +221,7 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 	}
 	mgr, err := ctrl.NewManager(rest, ctrl.Options{
 		Scheme:                        s,
-		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		Metrics:                       o.clusterMetrics(),
 		HealthProbeBindAddress:        o.probeAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              LeaderElectionID,
@@ -231,7 +243,65 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 	// Keys are read uncached, one Secret at a time: the operator needs get
 	// on Secrets, never a cluster-wide watch of them.
 	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader()}
-	return mgr, controllers.Options{Config: cfg, RecoveryDir: recoveryDir, Evidence: receipts.EvidenceFunc(ctx, keys)}, nil
+	return mgr, controllers.Options{Config: cfg, RecoveryDir: recoveryDir, Evidence: metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, keys))}, nil
+}
+
+// serveLocalMetrics adds the metrics endpoint of the local store to mgr,
+// with the store's journal size. A port that cannot be bound is logged
+// loudly and `tether run` goes on without metrics: several stores may be
+// served on one machine, and only the first gets the default port.
+func (o *runOptions) serveLocalMetrics(mgr *storemanager.Manager, log logr.Logger) error {
+	addr := o.metricsAddr
+	if addr == "" {
+		addr = metrics.DefaultLocalAddress
+	}
+	if addr == "0" {
+		return nil
+	}
+	srv, err := metrics.Listen(addr, log.WithName("metrics"))
+	if err != nil {
+		log.Error(err, "NOT SERVING METRICS: the metrics address is unavailable; reconciling goes on without metrics. "+
+			"Choose another with --metrics-bind-address (127.0.0.1:0 picks a free port), or 0 to disable them", "address", addr)
+		return nil
+	}
+	if err := mgr.Add(srv); err != nil {
+		_ = srv.Close()
+		return err
+	}
+	// The journal's size is reported while the Manager runs.
+	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		unregister, err := metrics.RegisterJournalSize(mgr.Store().JournalSize)
+		if err != nil {
+			log.Error(err, "not reporting the store journal's size")
+			return nil
+		}
+		<-ctx.Done()
+		unregister()
+		return nil
+	})); err != nil {
+		return err
+	}
+	log.Info("serving metrics", "address", srv.Addr().String(), "url", "http://"+srv.Addr().String()+"/metrics")
+	return nil
+}
+
+// clusterMetrics serves metrics as kubebuilder's scaffold does: off unless
+// asked for (the Deployment asks for :8443), over HTTPS to clients that
+// the cluster authenticates (TokenReview) and authorizes for GET /metrics
+// (SubjectAccessReview), with HTTP/2 off unless enabled.
+func (o *runOptions) clusterMetrics() metricsserver.Options {
+	addr := o.metricsAddr
+	if addr == "" {
+		addr = "0"
+	}
+	opts := metricsserver.Options{BindAddress: addr, SecureServing: o.metricsSecure}
+	if o.metricsSecure {
+		opts.FilterProvider = filters.WithAuthenticationAndAuthorization
+	}
+	if !o.enableHTTP2 {
+		opts.TLSOpts = append(opts.TLSOpts, func(c *tls.Config) { c.NextProtos = []string{"http/1.1"} })
+	}
+	return opts
 }
 
 // openStore opens the local store serving crds, the embedded CRDs.

@@ -122,6 +122,7 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 	if last := hook.Status.LastCheckpoint; last != nil {
 		opts.Previous = last.SnapshotCommit
 	}
+	started := time.Now()
 	pending, err := snapshot.Prepare(ctx, ws, opts)
 	if err != nil {
 		return nil, fmt.Errorf("hook %q: checkpoint of %s: %w", key.Name, ws, err)
@@ -154,6 +155,7 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 			return nil, fmt.Errorf("hook %q: checkpoint of %s: %w", key.Name, ws, err)
 		}
 		cp = newCheckpoint(hook, seq, req, res)
+		cp.Annotations = map[string]string{v1.CaptureDurationAnnotation: time.Since(started).Round(time.Microsecond).String()}
 		err = c.Create(ctx, cp)
 		if err == nil {
 			break

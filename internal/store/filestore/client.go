@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -224,6 +225,7 @@ func strict(validation string) bool { return validation == metav1.FieldValidatio
 
 // Create stores a new object.
 func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.CreateOption) error {
+	defer c.s.observeWrite("create", time.Now())
 	r, err := c.resourceOf(obj)
 	if err != nil {
 		return err
@@ -247,6 +249,7 @@ func (c *Client) Update(ctx context.Context, obj client.Object, opts ...client.U
 }
 
 func (c *Client) update(ctx context.Context, obj client.Object, subresource bool, wo writeOptions) error {
+	defer c.s.observeWrite("update", time.Now())
 	r, err := c.resourceOf(obj)
 	if err != nil {
 		return err
@@ -272,6 +275,7 @@ func (c *Client) Patch(ctx context.Context, obj client.Object, patch client.Patc
 }
 
 func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patch, subresource bool, wo writeOptions) error {
+	defer c.s.observeWrite("patch", time.Now())
 	r, err := c.resourceOf(obj)
 	if err != nil {
 		return err
@@ -294,6 +298,7 @@ func (c *Client) Apply(_ context.Context, _ runtime.ApplyConfiguration, _ ...cli
 
 // Delete deletes an object, honouring finalizers and preconditions.
 func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.DeleteOption) error {
+	defer c.s.observeWrite("delete", time.Now())
 	r, err := c.resourceOf(obj)
 	if err != nil {
 		return err

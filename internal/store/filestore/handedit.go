@@ -106,9 +106,14 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 		}
 		s.log.Info("adopted a hand edit", "file", path)
 		if fi == nil {
-			return s.commit(r, typ, next)
+			err = s.commit(r, typ, next)
+		} else {
+			err = s.commitIf(r, typ, next, fi)
 		}
-		return s.commitIf(r, typ, next, fi)
+		if err == nil {
+			s.observeHandEdit(true)
+		}
+		return err
 	}
 }
 
@@ -362,6 +367,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				return
 			}
 			reported[path] = msg
+			s.observeHandEdit(false)
 			s.log.Error(inv.File, "refused an invalid hand edit; the last valid version stays in effect", "file", path)
 			if inv.Object != nil {
 				rec.Eventf(inv.Object, nil, corev1.EventTypeWarning, ReasonInvalidEdit, ActionAdoptEdit, "%s; the last valid version stays in effect", msg)

@@ -104,6 +104,9 @@ type Options struct {
 	JournalLimit int64
 	// JournalKeep is how many entries a compaction keeps.
 	JournalKeep int
+	// Observer, when set, is told of the store's writes and hand edits;
+	// `tether run` passes its metrics. Nil observes nothing.
+	Observer Observer
 }
 
 // Store is a file-backed object store with API-server semantics.
@@ -127,6 +130,7 @@ type Store struct {
 	removals sync.WaitGroup
 	// lockedAdoptions counts the adoption checks made under the write lock.
 	lockedAdoptions atomic.Uint64
+	observer        Observer
 }
 
 // Open opens, creating it 0700 if needed, the store directory dir.
@@ -158,6 +162,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		byPlural:  map[string]*resource{},
 		now:       opts.Now,
 		log:       opts.Log,
+		observer:  opts.Observer,
 		limit:     opts.JournalLimit,
 		keep:      opts.JournalKeep,
 	}

@@ -87,6 +87,9 @@ type Options struct {
 	HealthProbeBindAddress string
 	// Log is the store's logger when Open opens it; default discard.
 	Log logr.Logger
+	// StoreObserver is the store's Observer when Open opens it; nil
+	// observes nothing.
+	StoreObserver filestore.Observer
 }
 
 // Manager is a complete controller-runtime Manager on the local file
@@ -174,7 +177,7 @@ func Open(dir string, crds []*apiextensionsv1.CustomResourceDefinition, opts Opt
 	if log.GetSink() == nil {
 		log = logr.Discard()
 	}
-	store, err := filestore.Open(dir, filestore.Options{Scheme: opts.Scheme, CRDs: crds, Log: log})
+	store, err := filestore.Open(dir, filestore.Options{Scheme: opts.Scheme, CRDs: crds, Log: log, Observer: opts.StoreObserver})
 	if err != nil {
 		return nil, err
 	}
