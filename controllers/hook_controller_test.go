@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -525,14 +526,11 @@ func handEditDetected(t *testing.T, c client.Client, recoveryDir string) {
 		t.Fatal(err)
 	}
 	waitFor(t, c, "edited", 20*time.Second, state(v1.HookStepPending))
-	h := agent(t, c, "edited", hookfsm.Input{Event: hookfsm.Begin})
+	agent(t, c, "edited", hookfsm.Input{Event: hookfsm.Begin})
 	waitFor(t, c, "edited", 20*time.Second, func(h *v1.Hook) bool {
 		return condition(h, v1.ConditionReady).Status == metav1.ConditionTrue
 	})
-	h.Status.State = v1.HookCompleted
-	if err := c.Status().Update(ctx, h); err != nil {
-		t.Fatal(err)
-	}
+	handEditState(t, c, "edited", v1.HookCompleted)
 	got := waitFor(t, c, "edited", 20*time.Second, func(h *v1.Hook) bool {
 		return condition(h, v1.ConditionHistoryConsistent).Status == metav1.ConditionFalse
 	})
@@ -552,14 +550,28 @@ func handEditDetected(t *testing.T, c client.Client, recoveryDir string) {
 		t.Fatalf("the recovery file does not name status.state:\n%s", data)
 	}
 
-	got.Status.State = v1.HookStepRunning
-	if err := c.Status().Update(ctx, got); err != nil {
-		t.Fatal(err)
-	}
+	handEditState(t, c, "edited", v1.HookStepRunning)
 	waitFor(t, c, "edited", 20*time.Second, func(h *v1.Hook) bool {
 		return condition(h, v1.ConditionHistoryConsistent).Status == metav1.ConditionTrue &&
 			condition(h, v1.ConditionReady).Status == metav1.ConditionTrue
 	})
+}
+
+// handEditState sets status.state the way a person editing the object
+// would: on the latest version, retrying when the reconciler wrote in between.
+func handEditState(t *testing.T, c client.Client, name string, state v1.HookState) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h := &v1.Hook{}
+		if err := c.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, h); err != nil {
+			return err
+		}
+		h.Status.State = state
+		return c.Status().Update(context.Background(), h)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestHandEditDetectedOnTheFileStore(t *testing.T) {
