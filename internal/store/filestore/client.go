@@ -18,7 +18,6 @@ package filestore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 
@@ -200,10 +199,18 @@ func (c *Client) toTypedList(r *resource, rv uint64, items []*unstructured.Unstr
 		}
 		objs[i], errs[i] = obj, err
 	})
-	if err := errors.Join(errs...); err != nil {
-		return err
+	// An object that does not decode (stored before the store checked
+	// decoding, or under a forged header) is skipped and reported: one bad
+	// object must not fail the list every informer depends on.
+	kept := objs[:0]
+	for i, obj := range objs {
+		if errs[i] != nil {
+			c.s.reportUndecodable(r, items[i], errs[i])
+			continue
+		}
+		kept = append(kept, obj)
 	}
-	if err := meta.SetList(list, objs); err != nil {
+	if err := meta.SetList(list, kept); err != nil {
 		return err
 	}
 	list.SetResourceVersion(strconv.FormatUint(rv, 10))

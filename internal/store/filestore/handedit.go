@@ -96,6 +96,9 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 		if len(errs) > 0 {
 			return &InvalidEditError{File: &FileError{Path: path, Line: lineOfField(path, errs[0].Field), Err: errs.ToAggregate()}, Object: last}
 		}
+		if js, err := next.MarshalJSON(); err != nil || len(js) > maxObjectBytes {
+			return &InvalidEditError{File: &FileError{Path: path, Err: fmt.Errorf("the object is %d bytes of JSON; the limit is %d", len(js), maxObjectBytes)}, Object: last}
+		}
 		typ := Modified
 		if last == nil {
 			typ = Added
@@ -208,11 +211,19 @@ func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) 
 		}
 		if len(pending) > 0 && attempt == 0 {
 			for _, path := range pending {
-				if err := s.adoptFile(ctx, path); err != nil {
-					var inv *InvalidEditError
-					if !errors.As(err, &inv) {
-						return 0, nil, err
-					}
+				// A file that cannot be adopted (refused, unreadable, or a
+				// store that cannot be written: a full disk, a read-only
+				// filesystem) is skipped and its last valid version listed;
+				// one bad entry never fails the list.
+				err := s.adoptFile(ctx, path)
+				var inv *InvalidEditError
+				switch {
+				case errors.As(err, &inv):
+					s.reportFileError(inv.File, inv.Object)
+				case err != nil:
+					s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
+				default:
+					s.cleared(path)
 				}
 			}
 			continue
@@ -292,9 +303,11 @@ func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, nam
 			delete(next.Object, "status")
 		}
 		if r.crd {
-			return next, v.ValidateCreate(ctx, r.gvk, next.Object)
+			if errs := v.ValidateCreate(ctx, r.gvk, next.Object); len(errs) > 0 {
+				return nil, errs
+			}
 		}
-		return next, nil
+		return next, s.typedErrors(r, next)
 	}
 	next.SetUID(last.GetUID())
 	next.SetCreationTimestamp(last.GetCreationTimestamp())
@@ -309,6 +322,9 @@ func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, nam
 		if errs := v.ValidateUpdate(ctx, r.gvk, next.Object, last.Object); len(errs) > 0 {
 			return nil, errs
 		}
+	}
+	if errs := s.typedErrors(r, next); len(errs) > 0 {
+		return nil, errs
 	}
 	if !bytesEqualWithout(last, next, "metadata", "status") {
 		next.SetGeneration(last.GetGeneration() + 1)
@@ -326,7 +342,7 @@ func lineOfField(path, fieldPath string) int {
 	if fieldPath == "" || fieldPath == "<nil>" {
 		return 0
 	}
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return 0
 	}
@@ -336,6 +352,11 @@ func lineOfField(path, fieldPath string) int {
 // ReasonInvalidEdit is the reason of the Warning Event recorded on an
 // object whose store file holds a refused hand edit.
 const ReasonInvalidEdit = "InvalidEdit"
+
+// ReasonQuarantined is the reason of the Warning Event recorded for a
+// store entry the store cannot read (a symbolic link, a FIFO, another
+// user's file, a corrupt journal line) and skips.
+const ReasonQuarantined = "Quarantined"
 
 // ActionAdoptEdit is the action of the events the hand-edit watcher records.
 const ActionAdoptEdit = "AdoptEdit"
@@ -351,25 +372,30 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 		return err
 	}
 	defer func() { _ = w.Close() }()
-	reported := map[string]string{}
 	handle := func(path string) {
 		err := s.adoptFile(ctx, path)
 		var inv *InvalidEditError
 		switch {
 		case errors.As(err, &inv):
-			msg := inv.File.Error()
-			if reported[path] == msg {
-				return
-			}
-			reported[path] = msg
-			s.log.Error(inv.File, "refused an invalid hand edit; the last valid version stays in effect", "file", path)
-			if inv.Object != nil {
-				rec.Eventf(inv.Object, nil, corev1.EventTypeWarning, ReasonInvalidEdit, ActionAdoptEdit, "%s; the last valid version stays in effect", msg)
-			}
+			s.reportFileError(inv.File, inv.Object)
 		case err != nil:
-			s.log.Error(err, "adopting a hand edit", "file", path)
+			s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
 		default:
-			delete(reported, path)
+			s.cleared(path)
+		}
+	}
+	// Every report, whoever found the entry (this watcher, a list, a
+	// watch), becomes one Warning Event.
+	emit := func() {
+		for _, q := range s.takeReports() {
+			if q.regarding == nil {
+				continue
+			}
+			reason := ReasonQuarantined
+			if _, isObject := q.regarding.(*unstructured.Unstructured); isObject {
+				reason = ReasonInvalidEdit
+			}
+			rec.Eventf(q.regarding, nil, corev1.EventTypeWarning, reason, ActionAdoptEdit, "%s: %s; %s", q.problem.Path, q.problem.Reason, q.problem.Fix)
 		}
 	}
 	scan := func() {
@@ -384,8 +410,11 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				}
 				return filepath.SkipDir
 			}
-			if d.Type()&os.ModeSymlink != 0 {
-				s.log.Error(errors.New("symbolic link"), "refusing a symlinked store entry", "file", path)
+			if d.Type()&os.ModeSymlink != 0 && path != s.dir && (s.isObjectDir(path) || filepath.Dir(path) != s.dir) {
+				s.report(problemOf(symlinkError(path)), nil)
+				if _, _, _, ok := s.keyOfPath(path); ok {
+					handle(path)
+				}
 				return nil
 			}
 			if _, _, _, ok := s.keyOfPath(path); ok && s.needsAdoption(path) {
@@ -395,10 +424,13 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 		})
 	}
 	scan()
+	emit()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.quarantine.notify:
+			emit()
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
@@ -422,7 +454,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				} else {
 					// The file is the store's again (an edit undone): a
 					// later identical refusal is news.
-					delete(reported, ev.Name)
+					s.cleared(ev.Name)
 				}
 			}
 		case err, ok := <-w.Errors:

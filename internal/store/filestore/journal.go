@@ -51,6 +51,9 @@ type entry struct {
 	Namespace string          `json:"namespace,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Object    json.RawMessage `json:"object,omitempty"`
+
+	// corrupt is set, by a journalReader only, for a line that does not decode.
+	corrupt *corruptLine
 }
 
 // journal is the store's append-only log of committed mutations. It gives
@@ -60,6 +63,8 @@ type entry struct {
 type journal struct {
 	path string
 	f    *os.File
+	// onCorrupt, when set, is told of each corrupt line found.
+	onCorrupt func(*corruptLine)
 
 	// tailMu guards the tail cache, which concurrent readers (under the
 	// shared lock) fill too.
@@ -77,6 +82,11 @@ type journal struct {
 
 func openJournal(path string) (*journal, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	if readOnlyErr(err) {
+		// A store that cannot be written still serves reads; an append
+		// then fails with the filesystem's error.
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -202,22 +212,32 @@ func (j *journal) lastEntry() (*entry, error) {
 	if err != nil || end == 0 {
 		return nil, err
 	}
-	start, err := lastNewline(j.f, end-1)
-	if err != nil {
-		return nil, err
+	for top := end; top > 0; {
+		start, err := lastNewline(j.f, top-1)
+		if err != nil {
+			return nil, err
+		}
+		line := make([]byte, top-start)
+		if _, err := j.f.ReadAt(line, start); err != nil {
+			return nil, err
+		}
+		e := &entry{}
+		if err := json.Unmarshal(line, e); err != nil {
+			// A corrupt complete line: the newest readable entry before it
+			// is the last; the lost line's resourceVersion is covered by
+			// the mark of the newest one issued (see rvMark).
+			if j.onCorrupt != nil {
+				j.onCorrupt(&corruptLine{offset: start, err: err})
+			}
+			top = start
+			continue
+		}
+		if top == fi.Size() {
+			j.rememberTail(e, fi)
+		}
+		return e, nil
 	}
-	line := make([]byte, end-start)
-	if _, err := j.f.ReadAt(line, start); err != nil {
-		return nil, err
-	}
-	e := &entry{}
-	if err := json.Unmarshal(line, e); err != nil {
-		return nil, fmt.Errorf("%s: corrupt entry at offset %d: %w", j.path, start, err)
-	}
-	if end == fi.Size() {
-		j.rememberTail(e, fi)
-	}
-	return e, nil
+	return nil, nil
 }
 
 // lastRV returns the newest resourceVersion the journal knows.
@@ -233,11 +253,25 @@ func (j *journal) lastRV() (uint64, error) {
 }
 
 // journalReader reads complete entries from an offset onwards. A torn last
-// line is left unread until it is completed or truncated away.
+// line is left unread until it is completed or truncated away. A complete
+// line that does not decode (a corrupt line) is returned as an entry with
+// corrupt set, so that the reader's user can tell whether it may have
+// missed a change.
 type journalReader struct {
 	f      *os.File
 	offset int64
 	buf    []byte
+}
+
+// corruptLine is what a journal reader knows of a line it cannot decode.
+type corruptLine struct {
+	offset int64
+	err    error
+}
+
+func (c *corruptLine) problem(path string) Problem {
+	return Problem{Path: path, Reason: fmt.Sprintf("the line at byte %d is corrupt (%v); it is skipped, and watches that may have missed it start over from a new list", c.offset, c.err),
+		Fix: "nothing to do: the object files hold every object; compaction drops the line"}
 }
 
 func newJournalReader(path string) (*journalReader, error) {
@@ -272,17 +306,18 @@ func (r *journalReader) next() ([]entry, error) {
 	}
 	var out []entry
 	consumed := 0
+	start := r.offset - int64(len(r.buf))
 	for {
 		i := bytes.IndexByte(r.buf[consumed:], '\n')
 		if i < 0 {
 			break
 		}
 		line := r.buf[consumed : consumed+i]
-		consumed += i + 1
 		var e entry
 		if err := json.Unmarshal(line, &e); err != nil {
-			return out, fmt.Errorf("corrupt journal entry: %w", err)
+			e = entry{corrupt: &corruptLine{offset: start + int64(consumed), err: err}}
 		}
+		consumed += i + 1
 		out = append(out, e)
 	}
 	r.buf = append(r.buf[:0], r.buf[consumed:]...)
@@ -313,10 +348,18 @@ func (j *journal) compact(keep int) error {
 	}
 	latest := map[string]keyed{}
 	entries := make([]entry, len(lines))
+	dropped := make([]bool, len(lines))
+	var offset int64
 	for i, l := range lines {
 		if err := json.Unmarshal(l, &entries[i]); err != nil {
-			return fmt.Errorf("%s: corrupt entry %d: %w", j.path, i, err)
+			if j.onCorrupt != nil {
+				j.onCorrupt(&corruptLine{offset: offset, err: err})
+			}
+			dropped[i] = true
+			offset += int64(len(l))
+			continue
 		}
+		offset += int64(len(l))
 		e := &entries[i]
 		if e.RV != 0 {
 			latest[e.Resource+"/"+e.Namespace+"/"+e.Name] = keyed{index: i, deleted: e.Type == Deleted}
@@ -330,6 +373,9 @@ func (j *journal) compact(keep int) error {
 		if !k.deleted {
 			kept[k.index] = true
 		}
+	}
+	for i := range kept {
+		kept[i] = kept[i] && !dropped[i]
 	}
 	var compacted uint64
 	for i, e := range entries {

@@ -65,7 +65,7 @@ func (s *Store) readObjects(r *resource, paths []string) []*storedObject {
 // readFromJournal returns the object at path decoded from its journal
 // entry, or nil when the file is not exactly that entry's version.
 func (s *Store) readFromJournal(index map[string]journalVersion, path string) *storedObject {
-	if index == nil || checkNotSymlink(path) != nil {
+	if index == nil {
 		return nil
 	}
 	_, ns, name, ok := s.keyOfPath(path)
@@ -76,7 +76,7 @@ func (s *Store) readFromJournal(index map[string]journalVersion, path string) *s
 	if !ok {
 		return nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return nil
 	}

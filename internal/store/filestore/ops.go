@@ -135,6 +135,9 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 			return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), errs)
 		}
 	}
+	if errs := s.typedErrors(r, obj); len(errs) > 0 {
+		return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), errs)
+	}
 	if err := checkSize(r, obj); err != nil {
 		return nil, err
 	}
@@ -218,6 +221,9 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 			if errs := validate(ctx, r.gvk, next.Object, old.Object); len(errs) > 0 {
 				return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
 			}
+		}
+		if errs := s.typedErrors(r, next); len(errs) > 0 {
+			return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
 		}
 		specChanged := !subresource && !bytes.Equal(contentWithout(old, "metadata", "status"), contentWithout(next, "metadata", "status"))
 		if specChanged {

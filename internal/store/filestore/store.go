@@ -44,6 +44,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -104,6 +105,9 @@ type Options struct {
 	JournalLimit int64
 	// JournalKeep is how many entries a compaction keeps.
 	JournalKeep int
+	// MustExist makes Open fail with an error matching ErrNoStore when dir
+	// does not exist, rather than create it: read verbs never create a store.
+	MustExist bool
 }
 
 // Store is a file-backed object store with API-server semantics.
@@ -127,10 +131,70 @@ type Store struct {
 	removals sync.WaitGroup
 	// lockedAdoptions counts the adoption checks made under the write lock.
 	lockedAdoptions atomic.Uint64
+	// quarantine holds the entries skipped because they cannot be read.
+	quarantine *quarantine
 }
 
+// ErrNoStore is returned by Open with Options.MustExist, and by Inspect,
+// for a directory that does not exist.
+var ErrNoStore = errors.New("there is no store")
+
 // Open opens, creating it 0700 if needed, the store directory dir.
+//
+// A store whose files cannot be written (a full disk, a read-only
+// filesystem) still opens, and reads work; writes fail with the
+// filesystem's error.
 func Open(dir string, opts Options) (*Store, error) {
+	s, err := newStore(dir, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MustExist {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w at %s (create one with tether init, or name it with --store)", ErrNoStore, dir)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating store %s: %w", dir, err)
+	}
+	if err := checkNotSymlink(dir); err != nil {
+		return nil, err
+	}
+	if err := ignoreInGit(dir); err != nil && !readOnlyErr(err) {
+		return nil, err
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if readOnlyErr(err) {
+		lock, err = os.Open(filepath.Join(dir, lockName))
+	}
+	if err != nil {
+		return nil, err
+	}
+	_ = lock.Close()
+	if s.journal, err = openJournal(filepath.Join(dir, journalName)); err != nil {
+		return nil, err
+	}
+	s.journal.onCorrupt = func(c *corruptLine) { s.report(c.problem(s.journal.path), storeReference()) }
+	if err := s.withWriteLock(func() error { return nil }); err != nil {
+		if !readOnlyErr(err) {
+			_ = s.journal.close()
+			return nil, err
+		}
+		// Repairs wait for a writer that can write; readers do without.
+		s.log.Info("the store cannot be written; serving reads", "store", dir, "error", err.Error())
+	}
+	return s, nil
+}
+
+// readOnlyErr tells whether err says the store cannot be written at the
+// moment: a read-only filesystem, a full disk, no write permission.
+func readOnlyErr(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, fs.ErrPermission)
+}
+
+// newStore builds a Store on dir from opts, filling in their defaults,
+// without touching the filesystem.
+func newStore(dir string, opts *Options) (*Store, error) {
 	if opts.Scheme == nil {
 		return nil, errors.New("filestore: Options.Scheme is required")
 	}
@@ -143,23 +207,18 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.JournalKeep <= 0 {
 		opts.JournalKeep = 10000
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating store %s: %w", dir, err)
-	}
-	if err := checkNotSymlink(dir); err != nil {
-		return nil, err
-	}
 	crds := opts.CRDs
 	s := &Store{
-		dir:       dir,
-		scheme:    opts.Scheme,
-		validator: sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
-		byGVK:     map[schema.GroupVersionKind]*resource{},
-		byPlural:  map[string]*resource{},
-		now:       opts.Now,
-		log:       opts.Log,
-		limit:     opts.JournalLimit,
-		keep:      opts.JournalKeep,
+		dir:        dir,
+		scheme:     opts.Scheme,
+		validator:  sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
+		byGVK:      map[schema.GroupVersionKind]*resource{},
+		byPlural:   map[string]*resource{},
+		now:        opts.Now,
+		log:        opts.Log,
+		limit:      opts.JournalLimit,
+		keep:       opts.JournalKeep,
+		quarantine: newQuarantine(),
 	}
 	reg := kinds.FromCRDs(opts.CRDs)
 	for _, k := range reg.All() {
@@ -168,22 +227,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		s.byPlural[r.plural] = r
 	}
 	s.mapper = reg.RESTMapper()
-
-	if err := ignoreInGit(dir); err != nil {
-		return nil, err
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	_ = lock.Close()
-	if s.journal, err = openJournal(filepath.Join(dir, journalName)); err != nil {
-		return nil, err
-	}
-	if err := s.withWriteLock(func() error { return nil }); err != nil {
-		_ = s.journal.close()
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -195,6 +238,9 @@ const gitignoreName = ".gitignore"
 // ignoreInGit creates dir/.gitignore ignoring everything, unless a file (or
 // a symlink) of that name is already there: that one is the user's.
 func ignoreInGit(dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, gitignoreName)); err == nil {
+		return nil
+	}
 	err := atomicfs.CreateFile(filepath.Join(dir, gitignoreName), []byte("# tether's store: its files are not part of the repository.\n*\n"), 0o600)
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("store %s: %w", dir, err)
@@ -260,7 +306,8 @@ func (s *Store) withWriteLock(fn func() error) error {
 func (s *Store) withReadLock(fn func() error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	lock, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
+	// Read-only, so that reads work on a read-only filesystem too.
+	lock, err := os.Open(filepath.Join(s.dir, lockName))
 	if err != nil {
 		return err
 	}
@@ -337,7 +384,7 @@ func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillW
 // readHeaderRV returns the resourceVersion in a file's header when the
 // header's checksum matches the content, that is when the store wrote it.
 func readHeaderRV(path string) (uint64, bool) {
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
 		return 0, false
 	}
@@ -447,6 +494,10 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
+	var ee *EntryError
+	if errors.As(e.Err, &ee) && ee.Path == e.Path {
+		return ee.Error()
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
 	}
@@ -459,14 +510,22 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 // readObjectFile reads and decodes one object file.
 func (s *Store) readObjectFile(path string) (*storedObject, error) {
-	if err := checkNotSymlink(path); err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(path)
+	data, err := readRegular(path)
 	if err != nil {
-		return nil, err
+		return nil, asFileError(path, err)
 	}
 	return s.decodeObjectFile(path, data)
+}
+
+// asFileError makes an entry the store refuses to read a *FileError, which
+// the hand-edit layer treats as a refused edit: skipped, reported, and the
+// last valid version kept in effect.
+func asFileError(path string, err error) error {
+	var ee *EntryError
+	if errors.As(err, &ee) {
+		return &FileError{Path: path, Err: ee}
+	}
+	return err
 }
 
 // readObjectFileStat is readObjectFile that also returns the identity of
@@ -476,24 +535,16 @@ func (s *Store) readObjectFile(path string) (*storedObject, error) {
 // the caller closes it, so that its inode, which identifies it, cannot be
 // reused by a later save meanwhile.
 func (s *Store) readObjectFileStat(path string) (*storedObject, os.FileInfo, *os.File, error) {
-	if err := checkNotSymlink(path); err != nil {
-		return nil, nil, nil, err
-	}
-	f, err := os.Open(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, asFileError(path, err)
 	}
-	fi, err := f.Stat()
+	data, err := readAllSized(f, fi)
 	if err != nil {
 		_ = f.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, asFileError(path, err)
 	}
-	data := bytes.NewBuffer(make([]byte, 0, fi.Size()+512))
-	if _, err := data.ReadFrom(f); err != nil {
-		_ = f.Close()
-		return nil, nil, nil, err
-	}
-	so, err := s.decodeObjectFile(path, data.Bytes())
+	so, err := s.decodeObjectFile(path, data)
 	return so, fi, f, err
 }
 
@@ -590,8 +641,11 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 			return nil, nil, err
 		}
 		for _, e := range entries {
-			if e.IsDir() {
+			switch {
+			case e.IsDir():
 				dirs = append(dirs, filepath.Join(s.dir, r.plural, e.Name()))
+			case e.Type()&fs.ModeSymlink != 0:
+				s.report(problemOf(symlinkError(filepath.Join(s.dir, r.plural, e.Name()))), nil)
 			}
 		}
 	}

@@ -181,8 +181,11 @@ func TestSymlinkedEntryRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Client().Get(ctx, client.ObjectKey{Namespace: "default", Name: "link"}, &agentsv1alpha1.Hook{})
-	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
-		t.Fatalf("get through a symlink: %v, want a refusal", err)
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("get through a symlink: %v, want NotFound: the entry is quarantined", err)
+	}
+	if problems := inspect(t, dir); len(problems) != 1 || !strings.Contains(problems[0].Reason, "symbolic link") {
+		t.Fatalf("Inspect: %+v, want the symlink", problems)
 	}
 	symDir := filepath.Join(t.TempDir(), "linked-store")
 	if err := os.Symlink(dir, symDir); err != nil {
