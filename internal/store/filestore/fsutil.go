@@ -111,15 +111,11 @@ func checkRegular(path string, fi os.FileInfo) error {
 // link and without blocking on a FIFO or a device, and refuses, with an
 // *EntryError, what checkRegular refuses. The type is checked on the open
 // file, so it cannot change between the check and the read.
-func openRegular(path string) (*os.File, os.FileInfo, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOFOLLOW|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+func (s *Store) openRegular(path string) (*os.File, os.FileInfo, error) {
+	f, err := s.openBeneath(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
-		if errors.Is(err, unix.ELOOP) {
-			return nil, nil, symlinkError(path)
-		}
-		return nil, nil, &os.PathError{Op: "open", Path: path, Err: err}
+		return nil, nil, err
 	}
-	f := os.NewFile(uintptr(fd), path)
 	fi, err := f.Stat()
 	if err == nil {
 		err = checkRegular(path, fi)
@@ -132,8 +128,8 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 }
 
 // readRegular reads a store file as openRegular opens it.
-func readRegular(path string) ([]byte, error) {
-	f, fi, err := openRegular(path)
+func (s *Store) readRegular(path string) ([]byte, error) {
+	f, fi, err := s.openRegular(path)
 	if err != nil {
 		return nil, err
 	}

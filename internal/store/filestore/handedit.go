@@ -94,7 +94,7 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 		}
 		next, errs := s.prepareAdoption(ctx, r, namespace, name, so.obj, last)
 		if len(errs) > 0 {
-			return &InvalidEditError{File: &FileError{Path: path, Line: lineOfField(path, errs[0].Field), Err: errs.ToAggregate()}, Object: last}
+			return &InvalidEditError{File: &FileError{Path: path, Line: s.lineOfField(path, errs[0].Field), Err: errs.ToAggregate()}, Object: last}
 		}
 		if js, err := next.MarshalJSON(); err != nil || len(js) > maxObjectBytes {
 			return &InvalidEditError{File: &FileError{Path: path, Err: fmt.Errorf("the object is %d bytes of JSON; the limit is %d", len(js), maxObjectBytes)}, Object: last}
@@ -251,7 +251,7 @@ func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured,
 	if err != nil {
 		return err
 	}
-	return s.writeObjectFileIf(path, rv, js, func(replaced string) bool { return read == nil || isFile(replaced, read) })
+	return s.writeObjectFileIf(path, rv, js, func(replaced string) bool { return read == nil || s.isFile(replaced, read) })
 }
 
 // adoptRemoval records a store file that a person deleted as a deletion.
@@ -338,11 +338,11 @@ func bytesEqualWithout(a, b *unstructured.Unstructured, drop ...string) bool {
 
 // lineOfField returns the line of a field path in the YAML file at path,
 // or of its nearest ancestor, for error messages; 0 when it is unknown.
-func lineOfField(path, fieldPath string) int {
+func (s *Store) lineOfField(path, fieldPath string) int {
 	if fieldPath == "" || fieldPath == "<nil>" {
 		return 0
 	}
-	data, err := readRegular(path)
+	data, err := s.readRegular(path)
 	if err != nil {
 		return 0
 	}

@@ -28,6 +28,8 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+
+	"github.com/tether-dev/tether/internal/atomicfs"
 )
 
 // Inspect checks the store in dir without writing to it (no lock, no
@@ -60,7 +62,12 @@ func Inspect(ctx context.Context, dir string, opts Options) ([]Problem, error) {
 		}
 		return nil, err
 	}
-	out = append(out, s.inspectDirs()...)
+	if s.root, err = atomicfs.OpenDir(dir, false); err != nil {
+		return nil, err
+	}
+	defer func() { _ = s.root.Close() }()
+	refusals, _ := s.dirProblems()
+	out = append(out, refusals...)
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			out = append(out, Problem{Path: path, Reason: err.Error(), Fix: "make it readable by you"})
@@ -120,7 +127,7 @@ func (s *Store) inspectObjectFile(ctx context.Context, path string) (Problem, bo
 		}
 		next, errs := s.prepareAdoption(ctx, r, ns, name, so.obj, last)
 		if len(errs) > 0 {
-			return Problem{Path: path, Reason: fmt.Sprintf("holds an edit the store refuses: %s:%d: %v", path, lineOfField(path, errs[0].Field), errs.ToAggregate()),
+			return Problem{Path: path, Reason: fmt.Sprintf("holds an edit the store refuses: %s:%d: %v", path, s.lineOfField(path, errs[0].Field), errs.ToAggregate()),
 				Fix: "fix or remove the file; the last valid version stays in effect"}, true
 		}
 		if js, err := next.MarshalJSON(); err != nil || len(js) > maxObjectBytes {
@@ -139,7 +146,7 @@ func (s *Store) inspectObjectFile(ctx context.Context, path string) (Problem, bo
 // write killed midway, never acknowledged) is not a problem: the next
 // writer truncates it.
 func (s *Store) inspectJournal() []Problem {
-	f, _, err := openRegular(s.journal.path)
+	f, _, err := s.openRegular(s.journal.path)
 	if err != nil {
 		var ee *EntryError
 		if errors.As(err, &ee) {
@@ -165,6 +172,3 @@ func (s *Store) inspectJournal() []Problem {
 		}
 	}
 }
-
-// inspectDirs reports the store's directories that are unsafe to serve.
-func (s *Store) inspectDirs() []Problem { return nil }

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -63,6 +64,10 @@ type entry struct {
 type journal struct {
 	path string
 	f    *os.File
+	// open opens the journal file anew, after a compaction replaced it.
+	open func() (*os.File, error)
+	// io makes the appends and fsyncs.
+	io atomicfs.IO
 	// onCorrupt, when set, is told of each corrupt line found.
 	onCorrupt func(*corruptLine)
 
@@ -80,17 +85,24 @@ type journal struct {
 	tailMod  time.Time
 }
 
-func openJournal(path string) (*journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
-	if readOnlyErr(err) {
-		// A store that cannot be written still serves reads; an append
-		// then fails with the filesystem's error.
-		f, err = os.Open(path)
+// openJournal opens the store's journal, through no symbolic link.
+func (s *Store) openJournal() (*journal, error) {
+	j := &journal{path: filepath.Join(s.dir, journalName), io: s.io}
+	j.open = func() (*os.File, error) {
+		f, err := s.openBeneath(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+		if readOnlyErr(err) {
+			// A store that cannot be written still serves reads; an append
+			// then fails with the filesystem's error.
+			f, err = s.openBeneath(j.path, os.O_RDONLY, 0)
+		}
+		return f, err
 	}
+	f, err := j.open()
 	if err != nil {
 		return nil, err
 	}
-	return &journal{path: path, f: f}, nil
+	j.f = f
+	return j, nil
 }
 
 func (j *journal) close() error { return j.f.Close() }
@@ -103,10 +115,10 @@ func (j *journal) append(e *entry) error {
 	}
 	line = append(line, '\n')
 	j.forgetTail()
-	if _, err := j.f.Write(line); err != nil {
+	if _, err := j.io.Write(j.f, line); err != nil {
 		return err
 	}
-	if err := j.f.Sync(); err != nil {
+	if err := j.io.Sync(j.f); err != nil {
 		return err
 	}
 	if fi, err := j.f.Stat(); err == nil {
@@ -274,8 +286,8 @@ func (c *corruptLine) problem(path string) Problem {
 		Fix: "nothing to do: the object files hold every object; compaction drops the line"}
 }
 
-func newJournalReader(path string) (*journalReader, error) {
-	f, err := os.Open(path)
+func (s *Store) newJournalReader() (*journalReader, error) {
+	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +343,7 @@ func (r *journalReader) next() ([]entry, error) {
 // dropped resourceVersion get 410 Expired and re-list, as after an etcd
 // compaction. The caller holds the write lock.
 func (j *journal) compact(keep int) error {
-	data, err := os.ReadFile(j.path)
+	data, err := io.ReadAll(io.NewSectionReader(j.f, 0, 1<<62))
 	if err != nil {
 		return err
 	}
@@ -398,7 +410,7 @@ func (j *journal) compact(keep int) error {
 	if err := atomicfs.WriteFile(j.path, out, 0o600); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND, 0o600)
+	f, err := j.open()
 	if err != nil {
 		return err
 	}
@@ -424,7 +436,7 @@ func (j *journal) refresh() error {
 	if fileInodeAt(j.path) == fileInode(j.f) {
 		return nil
 	}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := j.open()
 	if err != nil {
 		return err
 	}

@@ -48,6 +48,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sys/unix"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -108,6 +109,9 @@ type Options struct {
 	// MustExist makes Open fail with an error matching ErrNoStore when dir
 	// does not exist, rather than create it: read verbs never create a store.
 	MustExist bool
+	// IO makes the store's writes and fsyncs (object files, journal,
+	// directories); nil is the filesystem's. Tests inject failures with it.
+	IO atomicfs.IO
 }
 
 // Store is a file-backed object store with API-server semantics.
@@ -133,6 +137,10 @@ type Store struct {
 	lockedAdoptions atomic.Uint64
 	// quarantine holds the entries skipped because they cannot be read.
 	quarantine *quarantine
+	// root is the store directory, open: every path is resolved from it.
+	root *os.File
+	// io makes the store's writes and fsyncs.
+	io atomicfs.IO
 }
 
 // ErrNoStore is returned by Open with Options.MustExist, and by Inspect,
@@ -160,18 +168,32 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := checkNotSymlink(dir); err != nil {
 		return nil, err
 	}
-	if err := ignoreInGit(dir); err != nil && !readOnlyErr(err) {
+	if s.root, err = atomicfs.OpenDir(dir, false); err != nil {
 		return nil, err
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	refusals, links := s.dirProblems()
+	if len(refusals) > 0 {
+		_ = s.root.Close()
+		return nil, &UnsafeStoreError{Problem: refusals[0]}
+	}
+	for _, p := range links {
+		s.report(p, nil)
+	}
+	if err := ignoreInGit(dir); err != nil && !readOnlyErr(err) {
+		_ = s.root.Close()
+		return nil, err
+	}
+	lock, err := s.openBeneath(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if readOnlyErr(err) {
-		lock, err = os.Open(filepath.Join(dir, lockName))
+		lock, err = s.openBeneath(filepath.Join(dir, lockName), os.O_RDONLY, 0)
 	}
 	if err != nil {
+		_ = s.root.Close()
 		return nil, err
 	}
 	_ = lock.Close()
-	if s.journal, err = openJournal(filepath.Join(dir, journalName)); err != nil {
+	if s.journal, err = s.openJournal(); err != nil {
+		_ = s.root.Close()
 		return nil, err
 	}
 	s.journal.onCorrupt = func(c *corruptLine) { s.report(c.problem(s.journal.path), storeReference()) }
@@ -219,6 +241,10 @@ func newStore(dir string, opts *Options) (*Store, error) {
 		limit:      opts.JournalLimit,
 		keep:       opts.JournalKeep,
 		quarantine: newQuarantine(),
+		io:         opts.IO,
+	}
+	if s.io == nil {
+		s.io = atomicfs.Real
 	}
 	reg := kinds.FromCRDs(opts.CRDs)
 	for _, k := range reg.All() {
@@ -251,7 +277,9 @@ func ignoreInGit(dir string) error {
 // Close releases the store's files, after the removals of replaced files.
 func (s *Store) Close() error {
 	s.removals.Wait()
-	return s.journal.close()
+	err := s.journal.close()
+	_ = s.root.Close()
+	return err
 }
 
 // removeLater removes the file at path in the background. It is for files
@@ -259,7 +287,65 @@ func (s *Store) Close() error {
 // process that exits without Close may leave such a file behind, as a
 // crash at that moment always could; nothing reads dot files.
 func (s *Store) removeLater(path string) {
-	s.removals.Go(func() { _ = os.Remove(path) })
+	s.removals.Go(func() { _ = s.unlink(path) })
+}
+
+// unlink removes the file at path inside the store, through no symbolic link.
+func (s *Store) unlink(path string) error {
+	rel, err := s.rel(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	dir, err := s.openStoreDir(rel, false)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }()
+	if err := unix.Unlinkat(int(dir.Fd()), filepath.Base(path), 0); err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}
+
+// openParent opens the directory of path inside the store (see openStoreDir).
+func (s *Store) openParent(path string, create bool) (*os.File, error) {
+	rel, err := s.rel(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	return s.openStoreDir(rel, create)
+}
+
+// removeDurable removes the file at path inside the store, when it exists,
+// and fsyncs its directory.
+func (s *Store) removeDurable(path string) error {
+	dir, err := s.openParent(path, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }()
+	if err := unix.Unlinkat(int(dir.Fd()), filepath.Base(path), 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return s.io.Sync(dir)
+}
+
+// writeTemp writes the content of the object file at path to a temp file
+// beside it, durably, creating its directory when missing.
+func (s *Store) writeTemp(path string, data []byte) (*atomicfs.Temp, func(), error) {
+	dir, err := s.openParent(path, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmp, err := atomicfs.WriteTempAt(dir, filepath.Base(path), data, 0o600, s.io)
+	if err != nil {
+		_ = dir.Close()
+		return nil, nil, err
+	}
+	return tmp, func() { _ = dir.Close() }, nil
 }
 
 // RESTMapper maps the served kinds to resources.
@@ -280,7 +366,7 @@ func (s *Store) resourceFor(gvk schema.GroupVersionKind) (*resource, error) {
 func (s *Store) withWriteLock(fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lock, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
+	lock, err := s.openBeneath(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -307,7 +393,7 @@ func (s *Store) withReadLock(fn func() error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	// Read-only, so that reads work on a read-only filesystem too.
-	lock, err := os.Open(filepath.Join(s.dir, lockName))
+	lock, err := s.openBeneath(filepath.Join(s.dir, lockName), os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -329,11 +415,11 @@ func (s *Store) rollForward() error {
 		return nil
 	}
 	path := s.objectPath(r, e.Namespace, e.Name)
-	fileRV, ok := readHeaderRV(path)
+	fileRV, ok := s.readHeaderRV(path)
 	switch {
 	case e.Type == Deleted && ok && fileRV < e.RV:
 		s.log.Info("rolling forward an interrupted delete", "file", path, "resourceVersion", e.RV)
-		return atomicfs.RemoveDurable(path)
+		return s.removeDurable(path)
 	case e.Type != Deleted && (!fileExists(path) || ok && fileRV < e.RV):
 		s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
 		return s.writeObjectFile(path, e.RV, e.Object)
@@ -373,18 +459,19 @@ func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillW
 	if err != nil {
 		return err
 	}
-	tmp, err := atomicfs.WriteTemp(path, append([]byte(fileHeader(rv, body)), body...), 0o600)
+	tmp, done, err := s.writeTemp(path, append([]byte(fileHeader(rv, body)), body...))
 	if err != nil {
 		return err
 	}
+	defer done()
 	defer tmp.Discard()
 	return tmp.InstallIf(stillWanted)
 }
 
 // readHeaderRV returns the resourceVersion in a file's header when the
 // header's checksum matches the content, that is when the store wrote it.
-func readHeaderRV(path string) (uint64, bool) {
-	data, err := readRegular(path)
+func (s *Store) readHeaderRV(path string) (uint64, bool) {
+	data, err := s.readRegular(path)
 	if err != nil {
 		return 0, false
 	}
@@ -433,7 +520,7 @@ func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
 // journal has none or the newest is a deletion. It reads the journal
 // backwards, so a recently changed object is found at once.
 func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
-	f, err := os.Open(s.journal.path)
+	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -510,7 +597,7 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 // readObjectFile reads and decodes one object file.
 func (s *Store) readObjectFile(path string) (*storedObject, error) {
-	data, err := readRegular(path)
+	data, err := s.readRegular(path)
 	if err != nil {
 		return nil, asFileError(path, err)
 	}
@@ -535,7 +622,7 @@ func asFileError(path string, err error) error {
 // the caller closes it, so that its inode, which identifies it, cannot be
 // reused by a later save meanwhile.
 func (s *Store) readObjectFileStat(path string) (*storedObject, os.FileInfo, *os.File, error) {
-	f, fi, err := openRegular(path)
+	f, fi, err := s.openRegular(path)
 	if err != nil {
 		return nil, nil, nil, asFileError(path, err)
 	}
@@ -715,18 +802,19 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		// The journal entry and the new file's content are independent until
 		// the rename, so their two fsyncs overlap; the rename waits for both,
 		// which keeps "journal first" for every file a reader can see.
-		tmp, err := s.journalAndTemp(e, path, rv, obj.Object, js)
+		tmp, release, err := s.journalAndTemp(e, path, rv, obj.Object, js)
 		if err != nil {
 			return err
 		}
+		defer release()
 		var stillWanted func(string) bool
 		switch {
 		case adopted != nil:
-			stillWanted = func(replaced string) bool { return isFile(replaced, adopted) }
+			stillWanted = func(replaced string) bool { return s.isFile(replaced, adopted) }
 		case typ == Modified:
 			// Replace only the store's own version: a person's save that landed
 			// after this update read the object is kept and adopted on its own.
-			stillWanted = storeWritten
+			stillWanted = s.storeWritten
 		}
 		err = tmp.InstallIf(stillWanted)
 		if tmp.Left() {
@@ -754,47 +842,57 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 // looking second leaves no moment in which a save could slip in unseen.
 func (s *Store) removeObjectFile(path string, rv uint64) error {
 	aside := fmt.Sprintf("%s.unsaved-%d", path, rv)
-	if err := os.Rename(path, aside); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
+	dir, err := s.openParent(path, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	if storeWritten(aside) {
-		if err := os.Remove(aside); err != nil {
-			return err
+	defer func() { _ = dir.Close() }()
+	if err := unix.Renameat(int(dir.Fd()), filepath.Base(path), int(dir.Fd()), filepath.Base(aside)); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return &os.LinkError{Op: "rename", Old: path, New: aside, Err: err}
+	}
+	if s.storeWritten(aside) {
+		if err := unix.Unlinkat(int(dir.Fd()), filepath.Base(aside), 0); err != nil {
+			return &os.PathError{Op: "remove", Path: aside, Err: err}
 		}
 	} else {
 		s.log.Info("the object was deleted; its file held an unadopted edit, kept", "file", aside)
 	}
-	return atomicfs.SyncDir(filepath.Dir(path))
+	return s.io.Sync(dir)
 }
 
 // journalAndTemp appends e to the journal while writing the object file's
 // new content to a temp file beside path, and waits for both to be durable.
-func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*atomicfs.Temp, error) {
+func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*atomicfs.Temp, func(), error) {
 	body, err := objectYAML(obj, objJSON)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type written struct {
-		tmp *atomicfs.Temp
-		err error
+		tmp     *atomicfs.Temp
+		release func()
+		err     error
 	}
 	done := make(chan written, 1)
 	go func() {
-		tmp, err := atomicfs.WriteTemp(path, append([]byte(fileHeader(rv, body)), body...), 0o600)
-		done <- written{tmp, err}
+		tmp, release, err := s.writeTemp(path, append([]byte(fileHeader(rv, body)), body...))
+		done <- written{tmp, release, err}
 	}()
 	journalErr := s.journal.append(e)
 	w := <-done
 	if journalErr != nil || w.err != nil {
 		if w.tmp != nil {
 			w.tmp.Discard()
+			w.release()
 		}
-		return nil, errors.Join(journalErr, w.err)
+		return nil, nil, errors.Join(journalErr, w.err)
 	}
-	return w.tmp, nil
+	return w.tmp, w.release, nil
 }
 
 // sameFileInfo tells whether two stats describe the same, unmodified file.
@@ -803,15 +901,20 @@ func sameFileInfo(a, b os.FileInfo) bool {
 }
 
 // isFile tells whether path is still the file described by fi.
-func isFile(path string, fi os.FileInfo) bool {
-	cur, err := os.Lstat(path)
+func (s *Store) isFile(path string, fi os.FileInfo) bool {
+	f, err := s.openBeneath(path, unix.O_PATH, 0)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = f.Close() }()
+	cur, err := f.Stat()
 	return err == nil && sameFileInfo(cur, fi)
 }
 
 // storeWritten tells whether the file at path was written by the store and
 // not edited since.
-func storeWritten(path string) bool {
-	_, ok := readHeaderRV(path)
+func (s *Store) storeWritten(path string) bool {
+	_, ok := s.readHeaderRV(path)
 	return ok
 }
 

@@ -156,7 +156,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 			_ = reader.close()
 			reader = nil
 		}
-		next, err := newJournalReader(journalPath)
+		next, err := w.c.s.newJournalReader()
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return false
@@ -307,7 +307,7 @@ func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 func key(u *unstructured.Unstructured) string { return u.GetNamespace() + "/" + u.GetName() }
 
 func fileInodeAt(path string) uint64 {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return 0
 	}
