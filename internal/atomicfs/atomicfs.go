@@ -149,7 +149,9 @@ type Temp struct {
 	// renamed is set once a plain rename moved the temp file into place,
 	// leaving nothing under its name.
 	renamed bool
-	io      IO
+	// kept is set once an exchange put the new content in place and kept it.
+	kept bool
+	io   IO
 }
 
 // WriteTemp writes data to a temp file in path's directory with mode perm
@@ -270,6 +272,33 @@ func (t *Temp) InstallIf(stillWanted func(replaced string) bool) error {
 // itself, or the file an exchange put there.
 func (t *Temp) Left() bool { return !t.renamed }
 
+// Placed tells whether the new content reached the target path: Install
+// renamed it there, or InstallIf's exchange was kept. It may be so even
+// when they return an error (a failed directory fsync).
+func (t *Temp) Placed() bool { return t.renamed && t.target != "" || t.kept }
+
+// Undo takes a placement back after a later step failed, so that a write
+// reported as failed is not visible: a kept exchange is exchanged again
+// (the replaced file returns to the target path and the new content to the
+// temp name), and a file renamed into place where there was none is
+// removed. The directory is fsynced.
+func (t *Temp) Undo() error {
+	switch {
+	case t.kept:
+		if err := t.exchange(); err != nil {
+			return err
+		}
+		t.kept = false
+	case t.renamed:
+		if err := unix.Unlinkat(t.dirfd(), t.target, 0); err != nil {
+			return &os.PathError{Op: "remove", Path: filepath.Join(t.dirPath, t.target), Err: err}
+		}
+	default:
+		return nil
+	}
+	return t.syncDir()
+}
+
 // Release closes the directory the Temp opened, leaving the temp name as
 // it is (see Left).
 func (t *Temp) Release() {
@@ -328,6 +357,7 @@ func (t *Temp) exchangeIfWanted(stillWanted func(replaced string) bool) error {
 		return err
 	}
 	if stillWanted(t.Name()) {
+		t.kept = true
 		return t.syncDir()
 	}
 	// Someone saved a newer version just before the exchange: give it back.

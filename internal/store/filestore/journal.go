@@ -68,6 +68,9 @@ type journal struct {
 	open func() (*os.File, error)
 	// io makes the appends and fsyncs.
 	io atomicfs.IO
+	// broken is set when a failed append could not be taken back: the
+	// journal refuses appends until the store is opened again.
+	broken error
 	// onCorrupt, when set, is told of each corrupt line found.
 	onCorrupt func(*corruptLine)
 
@@ -107,24 +110,67 @@ func (s *Store) openJournal() (*journal, error) {
 
 func (j *journal) close() error { return j.f.Close() }
 
-// append writes e as one line and fsyncs it. The caller holds the write lock.
+// append writes e as one line and fsyncs it. The caller holds the write
+// lock. When either fails, the journal is cut back to its size before the
+// append (see rollback), so a failed append never takes effect.
 func (j *journal) append(e *entry) error {
+	if j.broken != nil {
+		return j.broken
+	}
 	line, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
 	line = append(line, '\n')
 	j.forgetTail()
-	if _, err := j.io.Write(j.f, line); err != nil {
+	before, err := j.size()
+	if err != nil {
 		return err
 	}
+	if _, err := j.io.Write(j.f, line); err != nil {
+		return errors.Join(err, j.rollback(before))
+	}
 	if err := j.io.Sync(j.f); err != nil {
-		return err
+		return errors.Join(err, j.rollback(before))
 	}
 	if fi, err := j.f.Stat(); err == nil {
 		last := *e
 		last.Object = append(json.RawMessage(nil), e.Object...)
 		j.rememberTail(&last, fi)
+	}
+	return nil
+}
+
+// rollback cuts the journal back to size, taking back the entries of a
+// write that failed, and makes that durable. After a failed fsync the
+// kernel may have dropped the unwritten pages and will not report it
+// again on that descriptor (fsyncgate), so the fsync is never retried
+// there: the journal is opened anew and the cut fsynced through the new
+// descriptor. When even that fails, the journal refuses every later
+// append: an entry that might still be on disk must not be followed by
+// others.
+func (j *journal) rollback(size int64) error {
+	j.forgetTail()
+	err := func() error {
+		f, err := j.open()
+		if err != nil {
+			return err
+		}
+		if err := f.Truncate(size); err != nil {
+			_ = f.Close()
+			return err
+		}
+		if err := j.io.Sync(f); err != nil {
+			_ = f.Close()
+			return err
+		}
+		_ = j.f.Close()
+		j.f = f
+		return nil
+	}()
+	if err != nil {
+		j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w); the store refuses writes until it is opened again", j.path, err)
+		return j.broken
 	}
 	return nil
 }

@@ -141,6 +141,9 @@ type Store struct {
 	root *os.File
 	// io makes the store's writes and fsyncs.
 	io atomicfs.IO
+	// lock is the lock file while the write lock is held, nil otherwise;
+	// it holds the resourceVersion mark.
+	lock *os.File
 }
 
 // ErrNoStore is returned by Open with Options.MustExist, and by Inspect,
@@ -197,7 +200,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s.journal.onCorrupt = func(c *corruptLine) { s.report(c.problem(s.journal.path), storeReference()) }
-	if err := s.withWriteLock(func() error { return nil }); err != nil {
+	if err := s.withWriteLock(func() error { s.cleanTemps(); return nil }); err != nil {
 		if !readOnlyErr(err) {
 			_ = s.journal.close()
 			return nil, err
@@ -375,6 +378,8 @@ func (s *Store) withWriteLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = atomicfs.Unlock(lock) }()
+	s.lock = lock
+	defer func() { s.lock = nil }()
 	if err := s.journal.refresh(); err != nil {
 		return err
 	}
@@ -420,9 +425,24 @@ func (s *Store) rollForward() error {
 	case e.Type == Deleted && ok && fileRV < e.RV:
 		s.log.Info("rolling forward an interrupted delete", "file", path, "resourceVersion", e.RV)
 		return s.removeDurable(path)
-	case e.Type != Deleted && (!fileExists(path) || ok && fileRV < e.RV):
+	case e.Type != Deleted && ok && fileRV < e.RV:
 		s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
 		return s.writeObjectFile(path, e.RV, e.Object)
+	case e.Type != Deleted && !s.exists(path):
+		// Either the writer died before renaming its file into place (its
+		// complete temp file is still beside the path), or the write was
+		// applied and a person removed the file since: that is a deletion,
+		// which a roll-forward must not undo.
+		if s.pendingTemp(path, e.RV) {
+			s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
+			return s.writeObjectFile(path, e.RV, e.Object)
+		}
+		last := &unstructured.Unstructured{}
+		if err := last.UnmarshalJSON(e.Object); err != nil {
+			return err
+		}
+		s.log.Info("a store file was removed by hand; recording the deletion", "file", path)
+		return s.commit(r, Deleted, last)
 	}
 	return nil
 }
@@ -777,7 +797,11 @@ func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructure
 // store's form only while it is still the one that was read (adopted), so a
 // person's newer edit is never overwritten; that edit is adopted on its own.
 func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
-	last, err := s.journal.lastRV()
+	before, err := s.journal.size()
+	if err != nil {
+		return err
+	}
+	last, err := s.baseRV()
 	if err != nil {
 		return err
 	}
@@ -796,7 +820,17 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			return err
 		}
 		if err := s.removeObjectFile(path, rv); err != nil {
-			return err
+			if !s.exists(path) {
+				// Removed, but not durably (the directory fsync failed): put
+				// the last version back, so that the failed delete is not
+				// visible now and cannot become so after a restart.
+				if oldRV, perr := parseRV(obj.GetResourceVersion()); perr == nil {
+					if werr := s.writeObjectFile(path, oldRV, js); werr != nil && !s.exists(path) {
+						return errors.Join(err, werr)
+					}
+				}
+			}
+			return errors.Join(err, s.journal.rollback(before))
 		}
 	} else {
 		// The journal entry and the new file's content are independent until
@@ -804,6 +838,11 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		// which keeps "journal first" for every file a reader can see.
 		tmp, release, err := s.journalAndTemp(e, path, rv, obj.Object, js)
 		if err != nil {
+			if cur, serr := s.journal.size(); serr == nil && cur > before {
+				// The entry is durable but the file's content is not: take
+				// the entry back, or the next writer would roll it forward.
+				err = errors.Join(err, s.journal.rollback(before))
+			}
 			return err
 		}
 		defer release()
@@ -817,6 +856,16 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			stillWanted = s.storeWritten
 		}
 		err = tmp.InstallIf(stillWanted)
+		if err != nil {
+			// A write reported as failed must not be visible, now or after
+			// a restart: the new file is taken out of place, then its entry.
+			if tmp.Placed() {
+				if uerr := tmp.Undo(); uerr != nil {
+					err = errors.Join(err, uerr)
+				}
+			}
+			err = errors.Join(err, s.journal.rollback(before))
+		}
 		if tmp.Left() {
 			// What is left under the temp name (the replaced file, or ours
 			// given back) is unreachable; unlinking it frees its blocks,
@@ -828,6 +877,7 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			return err
 		}
 	}
+	s.writeMark(rv)
 	if size, err := s.journal.size(); err == nil && size > s.limit {
 		if err := s.journal.compact(s.keep); err != nil {
 			s.log.Error(err, "compacting the journal")
