@@ -240,7 +240,7 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 	if err != nil {
 		return err
 	}
-	out, err := c.s.create(ctx, r, u, writeOptions{dryRun: dryRun(co.DryRun), strict: strict(co.FieldValidation)})
+	out, err := c.s.create(ctx, r, u, writeOptions{dryRun: dryRun(co.DryRun), strict: strict(co.FieldValidation), typed: isTyped(obj)})
 	if err != nil {
 		return err
 	}
@@ -265,6 +265,7 @@ func (c *Client) update(ctx context.Context, obj client.Object, subresource bool
 	if r.namespaced && u.GetNamespace() == "" {
 		return apierrors.NewBadRequest("the namespace of the object is required for namespaced resource " + r.plural)
 	}
+	wo.typed = isTyped(obj)
 	out, err := c.s.update(ctx, r, u, subresource, wo)
 	if err != nil {
 		return err
@@ -397,4 +398,10 @@ func (s *subResourceClient) Patch(ctx context.Context, obj client.Object, patch 
 
 func (s *subResourceClient) Apply(_ context.Context, _ runtime.ApplyConfiguration, _ ...client.SubResourceApplyOption) error {
 	return apierrors.NewMethodNotSupported(schema.GroupResource{}, "apply")
+}
+
+// isTyped tells whether obj is a Go typed object rather than unstructured.
+func isTyped(obj runtime.Object) bool {
+	_, u := obj.(*unstructured.Unstructured)
+	return !u
 }
