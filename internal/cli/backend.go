@@ -126,7 +126,12 @@ func (o *GlobalOptions) backend(_ context.Context, mustExist bool) (*Backend, er
 	if err != nil {
 		return nil, err
 	}
-	store, err := filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: logr.Discard(), MustExist: mustExist})
+	var store *filestore.Store
+	if mustExist {
+		store, err = filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: logr.Discard(), MustExist: true})
+	} else {
+		store, err = openStore(dir, s, crds, logr.Discard())
+	}
 	if err != nil {
 		return nil, err
 	}

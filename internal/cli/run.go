@@ -27,6 +27,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -39,6 +40,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
 )
 
@@ -187,4 +189,9 @@ func (o *runOptions) clusterBackend(_ context.Context, g *GlobalOptions, s *runt
 		return nil, controllers.Options{}, err
 	}
 	return mgr, controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}, nil
+}
+
+// openStore opens the local store serving crds, the embedded CRDs.
+func openStore(dir string, s *runtime.Scheme, crds []*apiextensionsv1.CustomResourceDefinition, log logr.Logger) (*filestore.Store, error) {
+	return filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: log.WithName("store")})
 }
