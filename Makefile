@@ -74,6 +74,10 @@ TORTURE_KILLS ?= 2000
 torture: ## Kill a store writer with SIGKILL TORTURE_KILLS times and check every acknowledged write survived.
 	TETHER_CRASH_KILLS=$(TORTURE_KILLS) go test -count=1 -run '^TestCrashSafety$$' -v -timeout 60m ./internal/store/filestore
 
+.PHONY: torture-disk
+torture-disk: ## Full and read-only disk: fail every store write and fsync in turn (fault injection), and fill a real 1 MiB tmpfs (needs root to mount; skipped otherwise).
+	go test -count=1 -run '^(TestFailedWriteNeverTakesEffect|TestFullAndReadOnlyDisk)$$' -v ./internal/store/filestore
+
 BENCH_TIME ?= 1s
 
 .PHONY: bench

@@ -32,8 +32,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -42,11 +45,58 @@ import (
 // Hooks for the tests, which make each step of a write fail in turn.
 var (
 	syncFile   = (*os.File).Sync
-	renameFile = os.Rename
+	renameFile = func(dir *os.File, from, to string) error {
+		return unix.Renameat(int(dir.Fd()), from, int(dir.Fd()), to)
+	}
 )
 
+// IO makes the writes and fsyncs of a durable write. Real is the
+// filesystem's; tests substitute one that fails at chosen points (a full
+// disk, a failed fsync).
+type IO interface {
+	// Write writes b to f, as (*os.File).Write.
+	Write(f *os.File, b []byte) (int, error)
+	// Sync fsyncs f, as (*os.File).Sync.
+	Sync(f *os.File) error
+}
+
+// Real is the IO of the filesystem.
+var Real IO = realIO{}
+
+type realIO struct{}
+
+func (realIO) Write(f *os.File, b []byte) (int, error) { return f.Write(b) }
+func (realIO) Sync(f *os.File) error                   { return syncFile(f) }
+
+// OpenDir opens the directory dir for the *At functions, refusing a
+// symbolic link: a write through it could land outside the tree the
+// caller meant. When create is set, a missing dir is created 0700 (its
+// parents too).
+func OpenDir(dir string, create bool) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.ENOENT) && create {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("creating %s: %w", dir, err)
+		}
+		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		if errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) && isSymlink(dir) {
+			return nil, fmt.Errorf("%s is a symbolic link; refusing to write through it", dir)
+		}
+		return nil, &os.PathError{Op: "open", Path: dir, Err: err}
+	}
+	return os.NewFile(uintptr(fd), dir), nil
+}
+
+func isSymlink(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode()&fs.ModeSymlink != 0
+}
+
 // WriteFile replaces path with data atomically and durably, with mode perm.
-// The directory is created with mode 0700 when missing.
+// The directory is created with mode 0700 when missing. A symbolic link as
+// path's directory is refused; one at path itself is replaced, not followed.
 func WriteFile(path string, data []byte, perm os.FileMode) error {
 	t, err := WriteTemp(path, data, perm)
 	if err != nil {
@@ -78,41 +128,78 @@ func CreateFile(path string, data []byte, perm os.FileMode) error {
 	if err != nil {
 		return err
 	}
-	defer func() { _ = os.Remove(t.name) }()
-	if err := os.Link(t.name, path); err != nil {
-		return fmt.Errorf("creating %s: %w", path, err)
+	defer t.Discard()
+	if err := unix.Linkat(t.dirfd(), t.tmp, t.dirfd(), t.target, 0); err != nil {
+		return fmt.Errorf("creating %s: %w", path, &os.LinkError{Op: "link", Old: t.Name(), New: path, Err: err})
 	}
-	return SyncDir(filepath.Dir(path))
+	return t.syncDir()
 }
 
 // Temp is new content for a path, durable in a temp file beside it and not
 // yet in place. Install or InstallIf puts it in place; Discard removes what
-// is left under the temp name.
+// is left under the temp name and releases the directory.
 type Temp struct {
-	path, name string
+	// dir is the target's directory, open; every name below is in it.
+	dir *os.File
+	// ownDir tells whether the Temp opened dir, and so closes it.
+	ownDir bool
+	// dirPath names dir in messages and in Name.
+	dirPath     string
+	tmp, target string
 	// renamed is set once a plain rename moved the temp file into place,
 	// leaving nothing under its name.
 	renamed bool
+	// kept is set once an exchange put the new content in place and kept it.
+	kept bool
+	io   IO
 }
 
 // WriteTemp writes data to a temp file in path's directory with mode perm
-// and fsyncs it, creating the directory 0700 only when it is missing: every
-// write would otherwise pay a stat for a directory that nearly always
-// exists.
+// and fsyncs it, creating the directory 0700 when it is missing. A symbolic
+// link as path's directory is refused.
 func WriteTemp(path string, data []byte, perm os.FileMode) (*Temp, error) {
-	dir, pattern := filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*"
-	f, err := os.CreateTemp(dir, pattern)
-	if errors.Is(err, fs.ErrNotExist) {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("creating %s: %w", dir, err)
-		}
-		f, err = os.CreateTemp(dir, pattern)
-	}
+	dir, err := OpenDir(filepath.Dir(path), true)
 	if err != nil {
 		return nil, fmt.Errorf("writing %s: %w", path, err)
 	}
-	t := &Temp{path: path, name: f.Name()}
-	if err := fill(f, data, perm); err != nil {
+	t, err := WriteTempAt(dir, filepath.Base(path), data, perm, Real)
+	if err != nil {
+		_ = dir.Close()
+		return nil, err
+	}
+	t.ownDir = true
+	return t, nil
+}
+
+// TempPrefix starts the name of every temp file: ".tmp-NAME-PID-RANDOM".
+// The dot keeps directory scans that skip dot files from seeing them; the
+// PID tells a cleanup whether the writer is still alive.
+const TempPrefix = ".tmp-"
+
+// WriteTempAt is WriteTemp for the file name in the open directory dir,
+// which the caller keeps open until the Temp is installed or discarded.
+// Its writes and fsync go through io.
+func WriteTempAt(dir *os.File, name string, data []byte, perm os.FileMode, io IO) (*Temp, error) {
+	path := filepath.Join(dir.Name(), name)
+	var f *os.File
+	var tmp string
+	for range 100 {
+		tmp = fmt.Sprintf("%s%s-%d-%s", TempPrefix, name, os.Getpid(), strconv.FormatUint(uint64(rand.Uint32()), 36))
+		fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", path, &os.PathError{Op: "open", Path: filepath.Join(dir.Name(), tmp), Err: err})
+		}
+		f = os.NewFile(uintptr(fd), filepath.Join(dir.Name(), tmp))
+		break
+	}
+	if f == nil {
+		return nil, fmt.Errorf("writing %s: no free temp name", path)
+	}
+	t := &Temp{dir: dir, dirPath: dir.Name(), tmp: tmp, target: name, io: io}
+	if err := fill(f, data, perm, io); err != nil {
 		_ = f.Close()
 		t.Discard()
 		return nil, fmt.Errorf("writing %s: %w", path, err)
@@ -124,32 +211,44 @@ func WriteTemp(path string, data []byte, perm os.FileMode) (*Temp, error) {
 	return t, nil
 }
 
-// fill writes data to f, sets its mode when it is not CreateTemp's 0600,
-// and fsyncs it.
-func fill(f *os.File, data []byte, perm os.FileMode) error {
-	if _, err := f.Write(data); err != nil {
-		return err
+// fill writes data to f, sets its mode when it is not 0600, and fsyncs it.
+func fill(f *os.File, data []byte, perm os.FileMode, io IO) error {
+	for len(data) > 0 {
+		n, err := io.Write(f, data)
+		if err != nil {
+			return err
+		}
+		data = data[n:]
 	}
 	if perm != 0o600 {
 		if err := f.Chmod(perm); err != nil {
 			return err
 		}
 	}
-	return syncFile(f)
+	return io.Sync(f)
+}
+
+func (t *Temp) dirfd() int { return int(t.dir.Fd()) }
+
+func (t *Temp) syncDir() error {
+	if err := t.io.Sync(t.dir); err != nil {
+		return fmt.Errorf("syncing %s: %w", t.dirPath, err)
+	}
+	return nil
 }
 
 // Name is the temp file's path. After InstallIf it may hold the file that
 // was replaced, or the new content given back; either way no reader of the
 // target can reach it.
-func (t *Temp) Name() string { return t.name }
+func (t *Temp) Name() string { return filepath.Join(t.dirPath, t.tmp) }
 
 // Install renames the temp file over its path and fsyncs the directory.
 func (t *Temp) Install() error {
-	if err := renameFile(t.name, t.path); err != nil {
-		return fmt.Errorf("replacing %s: %w", t.path, err)
+	if err := renameFile(t.dir, t.tmp, t.target); err != nil {
+		return fmt.Errorf("replacing %s: %w", filepath.Join(t.dirPath, t.target), err)
 	}
 	t.renamed = true
-	return SyncDir(filepath.Dir(t.path))
+	return t.syncDir()
 }
 
 // InstallIf exchanges the temp file with the file at its path, keeping the
@@ -166,24 +265,82 @@ func (t *Temp) InstallIf(stillWanted func(replaced string) bool) error {
 	if stillWanted == nil {
 		return t.Install()
 	}
-	return exchangeIfWanted(t.name, t.path, stillWanted)
+	return t.exchangeIfWanted(stillWanted)
 }
 
 // Left tells whether a file may remain under the temp name: the temp file
 // itself, or the file an exchange put there.
 func (t *Temp) Left() bool { return !t.renamed }
 
-// Discard removes the file under the temp name, if any.
-func (t *Temp) Discard() {
-	if t.Left() {
-		_ = os.Remove(t.name)
+// Placed tells whether the new content reached the target path: Install
+// renamed it there, or InstallIf's exchange was kept. It may be so even
+// when they return an error (a failed directory fsync).
+func (t *Temp) Placed() bool { return t.renamed && t.target != "" || t.kept }
+
+// Undo takes a placement back after a later step failed, so that a write
+// reported as failed is not visible: a kept exchange is exchanged again
+// (the replaced file returns to the target path and the new content to the
+// temp name), and a file renamed into place where there was none is
+// removed. The directory is fsynced.
+func (t *Temp) Undo() error {
+	switch {
+	case t.kept:
+		if err := t.exchange(); err != nil {
+			return err
+		}
+		t.kept = false
+	case t.renamed:
+		if err := unix.Unlinkat(t.dirfd(), t.target, 0); err != nil {
+			return &os.PathError{Op: "remove", Path: filepath.Join(t.dirPath, t.target), Err: err}
+		}
+	default:
+		return nil
+	}
+	return t.syncDir()
+}
+
+// Release closes the directory the Temp opened, leaving the temp name as
+// it is (see Left).
+func (t *Temp) Release() {
+	if t.ownDir && t.dir != nil {
+		_ = t.dir.Close()
+		t.dir = nil
 	}
 }
 
-func exchangeIfWanted(tmp, path string, stillWanted func(replaced string) bool) error {
+// Discard removes the file under the temp name, if any, and releases the
+// directory.
+func (t *Temp) Discard() {
+	if t.dir == nil {
+		return
+	}
+	if t.Left() {
+		_ = unix.Unlinkat(t.dirfd(), t.tmp, 0)
+	}
+	t.Release()
+}
+
+// openNoFollow opens name in dir for reading, without following a symbolic
+// link or blocking on a FIFO.
+func openNoFollow(dir *os.File, name string) (*os.File, error) {
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: filepath.Join(dir.Name(), name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(dir.Name(), name)), nil
+}
+
+func (t *Temp) exchange() error {
+	if err := unix.Renameat2(t.dirfd(), t.tmp, t.dirfd(), t.target, unix.RENAME_EXCHANGE); err != nil {
+		return &os.LinkError{Op: "renameat2 exchange", Old: t.Name(), New: filepath.Join(t.dirPath, t.target), Err: err}
+	}
+	return nil
+}
+
+func (t *Temp) exchangeIfWanted(stillWanted func(replaced string) bool) error {
 	// Files are told apart by inode, so each one compared is held open:
 	// an unlinked inode that is still open cannot be reused by a new save.
-	placed, err := os.Open(tmp)
+	placed, err := openNoFollow(t.dir, t.tmp)
 	if err != nil {
 		return err
 	}
@@ -193,14 +350,15 @@ func exchangeIfWanted(tmp, path string, stillWanted func(replaced string) bool) 
 			_ = f.Close()
 		}
 	}()
-	if err := Exchange(tmp, path); err != nil {
+	if err := t.exchange(); err != nil {
 		if errors.Is(err, unix.ENOENT) {
 			return nil // the file was removed meanwhile
 		}
 		return err
 	}
-	if stillWanted(tmp) {
-		return SyncDir(filepath.Dir(path))
+	if stillWanted(t.Name()) {
+		t.kept = true
+		return t.syncDir()
 	}
 	// Someone saved a newer version just before the exchange: give it back.
 	// Another save may land at path meanwhile, replacing the file just put
@@ -208,33 +366,35 @@ func exchangeIfWanted(tmp, path string, stillWanted func(replaced string) bool) 
 	// is put back in turn, until what comes out is the file put in place
 	// before, now superseded.
 	for range maxGiveBacks {
-		next, err := os.Open(tmp)
+		next, err := openNoFollow(t.dir, t.tmp)
 		if err != nil {
 			return err
 		}
 		held = append(held, next)
-		if err := Exchange(tmp, path); err != nil {
+		if err := t.exchange(); err != nil {
 			return err
 		}
-		came, err := os.Lstat(tmp)
-		if err != nil {
-			return err
+		var came unix.Stat_t
+		if err := unix.Fstatat(t.dirfd(), t.tmp, &came, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return &os.PathError{Op: "lstat", Path: t.Name(), Err: err}
 		}
 		was, err := placed.Stat()
 		if err != nil {
 			return err
 		}
-		if os.SameFile(came, was) {
-			return SyncDir(filepath.Dir(path))
+		if st, ok := was.Sys().(*syscall.Stat_t); ok && st.Ino == came.Ino && st.Dev == came.Dev {
+			return t.syncDir()
 		}
 		placed = next
 	}
 	// The file keeps being saved; keep the one in hand beside it rather than lose it.
-	aside := fmt.Sprintf("%s.unsaved-%d", path, time.Now().UnixNano())
-	if err := os.Rename(tmp, aside); err != nil {
+	aside := fmt.Sprintf("%s.unsaved-%d", t.target, time.Now().UnixNano())
+	if err := renameFile(t.dir, t.tmp, aside); err != nil {
 		return err
 	}
-	return fmt.Errorf("%s was saved %d times during one write; the version in hand is kept as %s", path, maxGiveBacks, aside)
+	t.renamed = true
+	path := filepath.Join(t.dirPath, t.target)
+	return fmt.Errorf("%s was saved %d times during one write; the version in hand is kept as %s", path, maxGiveBacks, filepath.Join(t.dirPath, aside))
 }
 
 // maxGiveBacks bounds how often InstallIf hands a newer save back in one write.
@@ -249,18 +409,30 @@ func Exchange(a, b string) error {
 	return nil
 }
 
-// RemoveDurable removes path, when it exists, and fsyncs its directory.
+// RemoveDurable removes path, when it exists, and fsyncs its directory. A
+// symbolic link as path's directory is refused.
 func RemoveDurable(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	dir, err := OpenDir(filepath.Dir(path), false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	return SyncDir(filepath.Dir(path))
+	defer func() { _ = dir.Close() }()
+	if err := unix.Unlinkat(int(dir.Fd()), filepath.Base(path), 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	if err := dir.Sync(); err != nil {
+		return fmt.Errorf("syncing %s: %w", dir.Name(), err)
+	}
+	return nil
 }
 
 // SyncDir fsyncs the directory dir, making the renames, links and removals
 // of entries in it durable.
 func SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	d, err := OpenDir(dir, false)
 	if err != nil {
 		return fmt.Errorf("syncing %s: %w", dir, err)
 	}

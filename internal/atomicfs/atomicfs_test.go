@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -130,22 +131,23 @@ func TestFailedWriteKeepsTheOldFile(t *testing.T) {
 	tests := []struct {
 		name   string
 		sync   func(*os.File) error
-		rename func(string, string) error
+		rename func(*os.File, string, string) error
 		perm   os.FileMode
 	}{
 		{name: "fsync of the temp file fails", sync: func(*os.File) error { return injected }},
-		{name: "rename fails", rename: func(string, string) error { return injected }},
+		{name: "rename fails", rename: func(*os.File, string, string) error { return injected }},
 		{name: "fsync fails after a mode change", perm: 0o644, sync: func(*os.File) error { return injected }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			realRename := renameFile
+			t.Cleanup(func() { syncFile, renameFile = (*os.File).Sync, realRename })
 			if tt.sync != nil {
 				syncFile = tt.sync
 			}
 			if tt.rename != nil {
 				renameFile = tt.rename
 			}
-			t.Cleanup(func() { syncFile, renameFile = (*os.File).Sync, os.Rename })
 			dir := t.TempDir()
 			path := filepath.Join(dir, "x.yaml")
 			if err := os.WriteFile(path, []byte("old"), 0o600); err != nil {
@@ -377,4 +379,39 @@ func TestSyncDirOfAMissingDirectoryFails(t *testing.T) {
 	if err := SyncDir(filepath.Join(t.TempDir(), "missing")); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("SyncDir = %v, want not exist", err)
 	}
+}
+
+// TestWriteThroughASymlinkedDirectoryIsRefused checks that no write lands
+// outside through a symbolic link as the file's directory, and that a
+// symbolic link as the file itself is replaced, not followed.
+func TestWriteThroughASymlinkedDirectoryIsRefused(t *testing.T) {
+	outside := t.TempDir()
+	target := filepath.Join(outside, "x.yaml")
+	save(t, target, "outside\n")
+	dir := t.TempDir()
+	link := filepath.Join(dir, "linked")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(filepath.Join(link, "x.yaml"), []byte("new\n"), 0o600); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Fatalf("WriteFile through a symlinked directory: %v, want a refusal", err)
+	}
+	if err := CreateFile(filepath.Join(link, "y.yaml"), []byte("new\n"), 0o600); err == nil {
+		t.Fatal("CreateFile through a symlinked directory succeeded")
+	}
+	if err := RemoveDurable(filepath.Join(link, "x.yaml")); err == nil {
+		t.Fatal("RemoveDurable through a symlinked directory succeeded")
+	}
+	wantContent(t, target, "outside\n")
+	wantOnly(t, outside, "x.yaml")
+	// A symlink at the file's own name is replaced by the new file.
+	leaf := filepath.Join(dir, "leaf.yaml")
+	if err := os.Symlink(target, leaf); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFile(leaf, []byte("new\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	wantContent(t, target, "outside\n")
+	wantContent(t, leaf, "new\n")
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/store/filestore"
 )
 
 // Backend is what a CLI verb talks to: the local store or a cluster, behind
@@ -76,7 +77,18 @@ func (b *Backend) Close() error {
 
 // Backend opens the backend the global flags select: the local store by
 // default, or the cluster named by the kubeconfig loading rules with --cluster.
-func (o *GlobalOptions) Backend(_ context.Context) (*Backend, error) {
+func (o *GlobalOptions) Backend(ctx context.Context) (*Backend, error) {
+	return o.backend(ctx, false)
+}
+
+// ReadBackend is Backend for the verbs that only read (get, describe,
+// recover, events): a local store that does not exist is an error naming
+// its path, never created.
+func (o *GlobalOptions) ReadBackend(ctx context.Context) (*Backend, error) {
+	return o.backend(ctx, true)
+}
+
+func (o *GlobalOptions) backend(_ context.Context, mustExist bool) (*Backend, error) {
 	s, err := scheme.New()
 	if err != nil {
 		return nil, err
@@ -114,7 +126,12 @@ func (o *GlobalOptions) Backend(_ context.Context) (*Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := openStore(dir, s, crds, logr.Discard())
+	var store *filestore.Store
+	if mustExist {
+		store, err = filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: logr.Discard(), MustExist: true})
+	} else {
+		store, err = openStore(dir, s, crds, logr.Discard())
+	}
 	if err != nil {
 		return nil, err
 	}

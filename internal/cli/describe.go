@@ -66,7 +66,7 @@ Without a NAME every object of the type is described.`,
 }
 
 func runDescribe(ctx context.Context, g *GlobalOptions, out io.Writer, args []string, showEvents bool) error {
-	b, err := g.Backend(ctx)
+	b, err := g.ReadBackend(ctx)
 	if err != nil {
 		return err
 	}

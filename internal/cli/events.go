@@ -134,7 +134,7 @@ func (o *eventsOptions) filter(b *Backend) (*eventFilter, error) {
 }
 
 func (o *eventsOptions) run(ctx context.Context, out, errOut io.Writer) error {
-	b, err := o.g.Backend(ctx)
+	b, err := o.g.ReadBackend(ctx)
 	if err != nil {
 		return err
 	}

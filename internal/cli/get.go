@@ -124,7 +124,7 @@ func (o *getOptions) run(ctx context.Context, args []string) error {
 	if _, err := pf.ToPrinter(); err != nil {
 		return err
 	}
-	b, err := o.g.Backend(ctx)
+	b, err := o.g.ReadBackend(ctx)
 	if err != nil {
 		return err
 	}

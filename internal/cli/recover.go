@@ -41,7 +41,7 @@ except that it finds the files changed since the last checkpoint with git.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForReading()
-			b, err := g.Backend(cmd.Context())
+			b, err := g.ReadBackend(cmd.Context())
 			if err != nil {
 				return err
 			}

@@ -18,7 +18,6 @@ package filestore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -201,10 +200,18 @@ func (c *Client) toTypedList(r *resource, rv uint64, items []*unstructured.Unstr
 		}
 		objs[i], errs[i] = obj, err
 	})
-	if err := errors.Join(errs...); err != nil {
-		return err
+	// An object that does not decode (stored before the store checked
+	// decoding, or under a forged header) is skipped and reported: one bad
+	// object must not fail the list every informer depends on.
+	kept := objs[:0]
+	for i, obj := range objs {
+		if errs[i] != nil {
+			c.s.reportUndecodable(r, items[i], errs[i])
+			continue
+		}
+		kept = append(kept, obj)
 	}
-	if err := meta.SetList(list, objs); err != nil {
+	if err := meta.SetList(list, kept); err != nil {
 		return err
 	}
 	list.SetResourceVersion(strconv.FormatUint(rv, 10))
@@ -235,7 +242,7 @@ func (c *Client) Create(ctx context.Context, obj client.Object, opts ...client.C
 	if err != nil {
 		return err
 	}
-	out, err := c.s.create(ctx, r, u, writeOptions{dryRun: dryRun(co.DryRun), strict: strict(co.FieldValidation)})
+	out, err := c.s.create(ctx, r, u, writeOptions{dryRun: dryRun(co.DryRun), strict: strict(co.FieldValidation), typed: isTyped(obj)})
 	if err != nil {
 		return err
 	}
@@ -261,6 +268,7 @@ func (c *Client) update(ctx context.Context, obj client.Object, subresource bool
 	if r.namespaced && u.GetNamespace() == "" {
 		return apierrors.NewBadRequest("the namespace of the object is required for namespaced resource " + r.plural)
 	}
+	wo.typed = isTyped(obj)
 	out, err := c.s.update(ctx, r, u, subresource, wo)
 	if err != nil {
 		return err
@@ -395,4 +403,10 @@ func (s *subResourceClient) Patch(ctx context.Context, obj client.Object, patch 
 
 func (s *subResourceClient) Apply(_ context.Context, _ runtime.ApplyConfiguration, _ ...client.SubResourceApplyOption) error {
 	return apierrors.NewMethodNotSupported(schema.GroupResource{}, "apply")
+}
+
+// isTyped tells whether obj is a Go typed object rather than unstructured.
+func isTyped(obj runtime.Object) bool {
+	_, u := obj.(*unstructured.Unstructured)
+	return !u
 }

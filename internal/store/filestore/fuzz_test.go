@@ -39,6 +39,14 @@ func FuzzStoreFile(f *testing.F) {
 	f.Add([]byte("spec: {goal: [\n"))
 	f.Add([]byte("apiVersion: v1\nkind: Event\nmetadata: {name: fuzz}\n"))
 	f.Add([]byte{})
+	// Poison pills (issue 14): durations that pass the schema but not Go.
+	for _, spec := range []string{
+		"{goal: g, staleAfter: 2562048h, steps: [{name: one}]}",
+		"{goal: g, staleAfter: 99999999999999999999h, steps: [{name: one}]}",
+		`{goal: g, steps: [{name: one, validate: [{command: ["true"], timeout: 2562048h}]}]}`,
+	} {
+		f.Add([]byte("apiVersion: agents.tether.dev/v1alpha1\nkind: Hook\nmetadata: {name: fuzz, namespace: default}\nspec: " + spec + "\n"))
+	}
 	dir := f.TempDir()
 	s, err := newStore(dir)
 	if err != nil {

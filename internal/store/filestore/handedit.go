@@ -94,7 +94,10 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 		}
 		next, errs := s.prepareAdoption(ctx, r, namespace, name, so.obj, last)
 		if len(errs) > 0 {
-			return &InvalidEditError{File: &FileError{Path: path, Line: lineOfField(path, errs[0].Field), Err: errs.ToAggregate()}, Object: last}
+			return &InvalidEditError{File: &FileError{Path: path, Line: s.lineOfField(path, errs[0].Field), Err: errs.ToAggregate()}, Object: last}
+		}
+		if js, err := next.MarshalJSON(); err != nil || len(js) > maxObjectBytes {
+			return &InvalidEditError{File: &FileError{Path: path, Err: fmt.Errorf("the object is %d bytes of JSON; the limit is %d", len(js), maxObjectBytes)}, Object: last}
 		}
 		typ := Modified
 		if last == nil {
@@ -213,11 +216,19 @@ func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) 
 		}
 		if len(pending) > 0 && attempt == 0 {
 			for _, path := range pending {
-				if err := s.adoptFile(ctx, path); err != nil {
-					var inv *InvalidEditError
-					if !errors.As(err, &inv) {
-						return 0, nil, err
-					}
+				// A file that cannot be adopted (refused, unreadable, or a
+				// store that cannot be written: a full disk, a read-only
+				// filesystem) is skipped and its last valid version listed;
+				// one bad entry never fails the list.
+				err := s.adoptFile(ctx, path)
+				var inv *InvalidEditError
+				switch {
+				case errors.As(err, &inv):
+					s.reportFileError(inv.File, inv.Object)
+				case err != nil:
+					s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
+				default:
+					s.cleared(path)
 				}
 			}
 			continue
@@ -245,7 +256,7 @@ func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured,
 	if err != nil {
 		return err
 	}
-	return s.writeObjectFileIf(path, rv, js, func(replaced string) bool { return read == nil || isFile(replaced, read) })
+	return s.writeObjectFileIf(path, rv, js, func(replaced string) bool { return read == nil || s.isFile(replaced, read) })
 }
 
 // adoptRemoval records a store file that a person deleted as a deletion.
@@ -297,9 +308,11 @@ func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, nam
 			delete(next.Object, "status")
 		}
 		if r.crd {
-			return next, v.ValidateCreate(ctx, r.gvk, next.Object)
+			if errs := v.ValidateCreate(ctx, r.gvk, next.Object); len(errs) > 0 {
+				return nil, errs
+			}
 		}
-		return next, nil
+		return next, s.typedErrors(r, next)
 	}
 	next.SetUID(last.GetUID())
 	next.SetCreationTimestamp(last.GetCreationTimestamp())
@@ -315,6 +328,9 @@ func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, nam
 			return nil, errs
 		}
 	}
+	if errs := s.typedErrors(r, next); len(errs) > 0 {
+		return nil, errs
+	}
 	if !bytesEqualWithout(last, next, "metadata", "status") {
 		next.SetGeneration(last.GetGeneration() + 1)
 	}
@@ -327,11 +343,11 @@ func bytesEqualWithout(a, b *unstructured.Unstructured, drop ...string) bool {
 
 // lineOfField returns the line of a field path in the YAML file at path,
 // or of its nearest ancestor, for error messages; 0 when it is unknown.
-func lineOfField(path, fieldPath string) int {
+func (s *Store) lineOfField(path, fieldPath string) int {
 	if fieldPath == "" || fieldPath == "<nil>" {
 		return 0
 	}
-	data, err := os.ReadFile(path)
+	data, err := s.readRegular(path)
 	if err != nil {
 		return 0
 	}
@@ -341,6 +357,11 @@ func lineOfField(path, fieldPath string) int {
 // ReasonInvalidEdit is the reason of the Warning Event recorded on an
 // object whose store file holds a refused hand edit.
 const ReasonInvalidEdit = "InvalidEdit"
+
+// ReasonQuarantined is the reason of the Warning Event recorded for a
+// store entry the store cannot read (a symbolic link, a FIFO, another
+// user's file, a corrupt journal line) and skips.
+const ReasonQuarantined = "Quarantined"
 
 // ActionAdoptEdit is the action of the events the hand-edit watcher records.
 const ActionAdoptEdit = "AdoptEdit"
@@ -356,26 +377,37 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 		return err
 	}
 	defer func() { _ = w.Close() }()
-	reported := map[string]string{}
+	// refused counts each refused version of a file once for the metrics.
+	refused := map[string]string{}
 	handle := func(path string) {
 		err := s.adoptFile(ctx, path)
 		var inv *InvalidEditError
 		switch {
 		case errors.As(err, &inv):
-			msg := inv.File.Error()
-			if reported[path] == msg {
-				return
+			if msg := inv.File.Error(); refused[path] != msg {
+				refused[path] = msg
+				s.observeHandEdit(false)
 			}
-			reported[path] = msg
-			s.observeHandEdit(false)
-			s.log.Error(inv.File, "refused an invalid hand edit; the last valid version stays in effect", "file", path)
-			if inv.Object != nil {
-				rec.Eventf(inv.Object, nil, corev1.EventTypeWarning, ReasonInvalidEdit, ActionAdoptEdit, "%s; the last valid version stays in effect", msg)
-			}
+			s.reportFileError(inv.File, inv.Object)
 		case err != nil:
-			s.log.Error(err, "adopting a hand edit", "file", path)
+			s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
 		default:
-			delete(reported, path)
+			delete(refused, path)
+			s.cleared(path)
+		}
+	}
+	// Every report, whoever found the entry (this watcher, a list, a
+	// watch), becomes one Warning Event.
+	emit := func() {
+		for _, q := range s.takeReports() {
+			if q.regarding == nil {
+				continue
+			}
+			reason := ReasonQuarantined
+			if _, isObject := q.regarding.(*unstructured.Unstructured); isObject {
+				reason = ReasonInvalidEdit
+			}
+			rec.Eventf(q.regarding, nil, corev1.EventTypeWarning, reason, ActionAdoptEdit, "%s: %s; %s", q.problem.Path, q.problem.Reason, q.problem.Fix)
 		}
 	}
 	scan := func() {
@@ -390,8 +422,11 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				}
 				return filepath.SkipDir
 			}
-			if d.Type()&os.ModeSymlink != 0 {
-				s.log.Error(errors.New("symbolic link"), "refusing a symlinked store entry", "file", path)
+			if d.Type()&os.ModeSymlink != 0 && path != s.dir && (s.isObjectDir(path) || filepath.Dir(path) != s.dir) {
+				s.report(problemOf(symlinkError(path)), nil)
+				if _, _, _, ok := s.keyOfPath(path); ok {
+					handle(path)
+				}
 				return nil
 			}
 			if _, _, _, ok := s.keyOfPath(path); ok && s.needsAdoption(path) {
@@ -401,10 +436,13 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 		})
 	}
 	scan()
+	emit()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-s.quarantine.notify:
+			emit()
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
@@ -428,7 +466,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				} else {
 					// The file is the store's again (an edit undone): a
 					// later identical refusal is news.
-					delete(reported, ev.Name)
+					s.cleared(ev.Name)
 				}
 			}
 		case err, ok := <-w.Errors:

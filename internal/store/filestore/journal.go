@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -51,6 +52,9 @@ type entry struct {
 	Namespace string          `json:"namespace,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Object    json.RawMessage `json:"object,omitempty"`
+
+	// corrupt is set, by a journalReader only, for a line that does not decode.
+	corrupt *corruptLine
 }
 
 // journal is the store's append-only log of committed mutations. It gives
@@ -60,6 +64,15 @@ type entry struct {
 type journal struct {
 	path string
 	f    *os.File
+	// open opens the journal file anew, after a compaction replaced it.
+	open func() (*os.File, error)
+	// io makes the appends and fsyncs.
+	io atomicfs.IO
+	// broken is set when a failed append could not be taken back: the
+	// journal refuses appends until the store is opened again.
+	broken error
+	// onCorrupt, when set, is told of each corrupt line found.
+	onCorrupt func(*corruptLine)
 
 	// tailMu guards the tail cache, which concurrent readers (under the
 	// shared lock) fill too.
@@ -75,34 +88,89 @@ type journal struct {
 	tailMod  time.Time
 }
 
-func openJournal(path string) (*journal, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+// openJournal opens the store's journal, through no symbolic link.
+func (s *Store) openJournal() (*journal, error) {
+	j := &journal{path: filepath.Join(s.dir, journalName), io: s.io}
+	j.open = func() (*os.File, error) {
+		f, err := s.openBeneath(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+		if readOnlyErr(err) {
+			// A store that cannot be written still serves reads; an append
+			// then fails with the filesystem's error.
+			f, err = s.openBeneath(j.path, os.O_RDONLY, 0)
+		}
+		return f, err
+	}
+	f, err := j.open()
 	if err != nil {
 		return nil, err
 	}
-	return &journal{path: path, f: f}, nil
+	j.f = f
+	return j, nil
 }
 
 func (j *journal) close() error { return j.f.Close() }
 
-// append writes e as one line and fsyncs it. The caller holds the write lock.
+// append writes e as one line and fsyncs it. The caller holds the write
+// lock. When either fails, the journal is cut back to its size before the
+// append (see rollback), so a failed append never takes effect.
 func (j *journal) append(e *entry) error {
+	if j.broken != nil {
+		return j.broken
+	}
 	line, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
 	line = append(line, '\n')
 	j.forgetTail()
-	if _, err := j.f.Write(line); err != nil {
+	before, err := j.size()
+	if err != nil {
 		return err
 	}
-	if err := j.f.Sync(); err != nil {
-		return err
+	if _, err := j.io.Write(j.f, line); err != nil {
+		return errors.Join(err, j.rollback(before))
+	}
+	if err := j.io.Sync(j.f); err != nil {
+		return errors.Join(err, j.rollback(before))
 	}
 	if fi, err := j.f.Stat(); err == nil {
 		last := *e
 		last.Object = append(json.RawMessage(nil), e.Object...)
 		j.rememberTail(&last, fi)
+	}
+	return nil
+}
+
+// rollback cuts the journal back to size, taking back the entries of a
+// write that failed, and makes that durable. After a failed fsync the
+// kernel may have dropped the unwritten pages and will not report it
+// again on that descriptor (fsyncgate), so the fsync is never retried
+// there: the journal is opened anew and the cut fsynced through the new
+// descriptor. When even that fails, the journal refuses every later
+// append: an entry that might still be on disk must not be followed by
+// others.
+func (j *journal) rollback(size int64) error {
+	j.forgetTail()
+	err := func() error {
+		f, err := j.open()
+		if err != nil {
+			return err
+		}
+		if err := f.Truncate(size); err != nil {
+			_ = f.Close()
+			return err
+		}
+		if err := j.io.Sync(f); err != nil {
+			_ = f.Close()
+			return err
+		}
+		_ = j.f.Close()
+		j.f = f
+		return nil
+	}()
+	if err != nil {
+		j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w); the store refuses writes until it is opened again", j.path, err)
+		return j.broken
 	}
 	return nil
 }
@@ -202,22 +270,32 @@ func (j *journal) lastEntry() (*entry, error) {
 	if err != nil || end == 0 {
 		return nil, err
 	}
-	start, err := lastNewline(j.f, end-1)
-	if err != nil {
-		return nil, err
+	for top := end; top > 0; {
+		start, err := lastNewline(j.f, top-1)
+		if err != nil {
+			return nil, err
+		}
+		line := make([]byte, top-start)
+		if _, err := j.f.ReadAt(line, start); err != nil {
+			return nil, err
+		}
+		e := &entry{}
+		if err := json.Unmarshal(line, e); err != nil {
+			// A corrupt complete line: the newest readable entry before it
+			// is the last; the lost line's resourceVersion is covered by
+			// the mark of the newest one issued (see rvMark).
+			if j.onCorrupt != nil {
+				j.onCorrupt(&corruptLine{offset: start, err: err})
+			}
+			top = start
+			continue
+		}
+		if top == fi.Size() {
+			j.rememberTail(e, fi)
+		}
+		return e, nil
 	}
-	line := make([]byte, end-start)
-	if _, err := j.f.ReadAt(line, start); err != nil {
-		return nil, err
-	}
-	e := &entry{}
-	if err := json.Unmarshal(line, e); err != nil {
-		return nil, fmt.Errorf("%s: corrupt entry at offset %d: %w", j.path, start, err)
-	}
-	if end == fi.Size() {
-		j.rememberTail(e, fi)
-	}
-	return e, nil
+	return nil, nil
 }
 
 // lastRV returns the newest resourceVersion the journal knows.
@@ -233,15 +311,29 @@ func (j *journal) lastRV() (uint64, error) {
 }
 
 // journalReader reads complete entries from an offset onwards. A torn last
-// line is left unread until it is completed or truncated away.
+// line is left unread until it is completed or truncated away. A complete
+// line that does not decode (a corrupt line) is returned as an entry with
+// corrupt set, so that the reader's user can tell whether it may have
+// missed a change.
 type journalReader struct {
 	f      *os.File
 	offset int64
 	buf    []byte
 }
 
-func newJournalReader(path string) (*journalReader, error) {
-	f, err := os.Open(path)
+// corruptLine is what a journal reader knows of a line it cannot decode.
+type corruptLine struct {
+	offset int64
+	err    error
+}
+
+func (c *corruptLine) problem(path string) Problem {
+	return Problem{Path: path, Reason: fmt.Sprintf("the line at byte %d is corrupt (%v); it is skipped, and watches that may have missed it start over from a new list", c.offset, c.err),
+		Fix: "nothing to do: the object files hold every object; compaction drops the line"}
+}
+
+func (s *Store) newJournalReader() (*journalReader, error) {
+	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -272,17 +364,18 @@ func (r *journalReader) next() ([]entry, error) {
 	}
 	var out []entry
 	consumed := 0
+	start := r.offset - int64(len(r.buf))
 	for {
 		i := bytes.IndexByte(r.buf[consumed:], '\n')
 		if i < 0 {
 			break
 		}
 		line := r.buf[consumed : consumed+i]
-		consumed += i + 1
 		var e entry
 		if err := json.Unmarshal(line, &e); err != nil {
-			return out, fmt.Errorf("corrupt journal entry: %w", err)
+			e = entry{corrupt: &corruptLine{offset: start + int64(consumed), err: err}}
 		}
+		consumed += i + 1
 		out = append(out, e)
 	}
 	r.buf = append(r.buf[:0], r.buf[consumed:]...)
@@ -296,7 +389,7 @@ func (r *journalReader) next() ([]entry, error) {
 // dropped resourceVersion get 410 Expired and re-list, as after an etcd
 // compaction. The caller holds the write lock.
 func (j *journal) compact(keep int) error {
-	data, err := os.ReadFile(j.path)
+	data, err := io.ReadAll(io.NewSectionReader(j.f, 0, 1<<62))
 	if err != nil {
 		return err
 	}
@@ -313,10 +406,18 @@ func (j *journal) compact(keep int) error {
 	}
 	latest := map[string]keyed{}
 	entries := make([]entry, len(lines))
+	dropped := make([]bool, len(lines))
+	var offset int64
 	for i, l := range lines {
 		if err := json.Unmarshal(l, &entries[i]); err != nil {
-			return fmt.Errorf("%s: corrupt entry %d: %w", j.path, i, err)
+			if j.onCorrupt != nil {
+				j.onCorrupt(&corruptLine{offset: offset, err: err})
+			}
+			dropped[i] = true
+			offset += int64(len(l))
+			continue
 		}
+		offset += int64(len(l))
 		e := &entries[i]
 		if e.RV != 0 {
 			latest[e.Resource+"/"+e.Namespace+"/"+e.Name] = keyed{index: i, deleted: e.Type == Deleted}
@@ -330,6 +431,9 @@ func (j *journal) compact(keep int) error {
 		if !k.deleted {
 			kept[k.index] = true
 		}
+	}
+	for i := range kept {
+		kept[i] = kept[i] && !dropped[i]
 	}
 	var compacted uint64
 	for i, e := range entries {
@@ -352,7 +456,7 @@ func (j *journal) compact(keep int) error {
 	if err := atomicfs.WriteFile(j.path, out, 0o600); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_APPEND, 0o600)
+	f, err := j.open()
 	if err != nil {
 		return err
 	}
@@ -378,7 +482,7 @@ func (j *journal) refresh() error {
 	if fileInodeAt(j.path) == fileInode(j.f) {
 		return nil
 	}
-	f, err := os.OpenFile(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
+	f, err := j.open()
 	if err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ package filestore
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -65,7 +66,7 @@ func (s *Store) readObjects(r *resource, paths []string) []*storedObject {
 // readFromJournal returns the object at path decoded from its journal
 // entry, or nil when the file is not exactly that entry's version.
 func (s *Store) readFromJournal(index map[string]journalVersion, path string) *storedObject {
-	if index == nil || checkNotSymlink(path) != nil {
+	if index == nil {
 		return nil
 	}
 	_, ns, name, ok := s.keyOfPath(path)
@@ -76,7 +77,7 @@ func (s *Store) readFromJournal(index map[string]journalVersion, path string) *s
 	if !ok {
 		return nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := s.readRegular(path)
 	if err != nil {
 		return nil
 	}
@@ -99,7 +100,12 @@ func (s *Store) readFromJournal(index map[string]journalVersion, path string) *s
 // object of r that still exists. It returns nil when the journal cannot be
 // read; a torn last line is ignored, as by every journal reader.
 func (s *Store) journalIndex(r *resource) map[string]journalVersion {
-	data, err := os.ReadFile(filepath.Join(s.dir, journalName))
+	f, err := s.openBeneath(filepath.Join(s.dir, journalName), os.O_RDONLY, 0)
+	if err != nil {
+		return nil
+	}
+	data, err := io.ReadAll(f)
+	_ = f.Close()
 	if err != nil {
 		return nil
 	}

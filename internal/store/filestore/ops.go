@@ -48,6 +48,9 @@ const optimisticLockMessage = "the object has been modified; please apply your c
 type writeOptions struct {
 	dryRun bool
 	strict bool
+	// typed is set when the object comes from a Go typed object, which
+	// therefore decodes into one: the decoding check is skipped.
+	typed bool
 }
 
 // admit prunes, defaults and sizes obj as the API server does before validation.
@@ -135,6 +138,11 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 			return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), errs)
 		}
 	}
+	if !opts.typed {
+		if errs := s.typedErrors(r, obj); len(errs) > 0 {
+			return nil, crdschema.ToAPIError(r.gvk, obj.GetName(), errs)
+		}
+	}
 	if err := checkSize(r, obj); err != nil {
 		return nil, err
 	}
@@ -216,6 +224,13 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 				validate = v.ValidateStatusUpdate
 			}
 			if errs := validate(ctx, r.gvk, next.Object, old.Object); len(errs) > 0 {
+				return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
+			}
+		}
+		// A typed object decodes, and so does the stored object it is
+		// merged with (only such objects are stored).
+		if !opts.typed {
+			if errs := s.typedErrors(r, next); len(errs) > 0 {
 				return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
 			}
 		}

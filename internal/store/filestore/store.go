@@ -44,9 +44,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sys/unix"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -107,6 +109,12 @@ type Options struct {
 	// Observer, when set, is told of the store's writes and hand edits;
 	// `tether run` passes its metrics. Nil observes nothing.
 	Observer Observer
+	// MustExist makes Open fail with an error matching ErrNoStore when dir
+	// does not exist, rather than create it: read verbs never create a store.
+	MustExist bool
+	// IO makes the store's writes and fsyncs (object files, journal,
+	// directories); nil is the filesystem's. Tests inject failures with it.
+	IO atomicfs.IO
 }
 
 // Store is a file-backed object store with API-server semantics.
@@ -131,10 +139,91 @@ type Store struct {
 	// lockedAdoptions counts the adoption checks made under the write lock.
 	lockedAdoptions atomic.Uint64
 	observer        Observer
+	// quarantine holds the entries skipped because they cannot be read.
+	quarantine *quarantine
+	// root is the store directory, open: every path is resolved from it.
+	root *os.File
+	// io makes the store's writes and fsyncs.
+	io atomicfs.IO
+	// lock is the lock file while the write lock is held, nil otherwise;
+	// it holds the resourceVersion mark.
+	lock *os.File
 }
 
+// ErrNoStore is returned by Open with Options.MustExist, and by Inspect,
+// for a directory that does not exist.
+var ErrNoStore = errors.New("there is no store")
+
 // Open opens, creating it 0700 if needed, the store directory dir.
+//
+// A store whose files cannot be written (a full disk, a read-only
+// filesystem) still opens, and reads work; writes fail with the
+// filesystem's error.
 func Open(dir string, opts Options) (*Store, error) {
+	s, err := newStore(dir, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if opts.MustExist {
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w at %s (create one with tether init, or name it with --store)", ErrNoStore, dir)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating store %s: %w", dir, err)
+	}
+	if err := checkNotSymlink(dir); err != nil {
+		return nil, err
+	}
+	if s.root, err = atomicfs.OpenDir(dir, false); err != nil {
+		return nil, err
+	}
+	refusals, links := s.dirProblems()
+	if len(refusals) > 0 {
+		_ = s.root.Close()
+		return nil, &UnsafeStoreError{Problem: refusals[0]}
+	}
+	for _, p := range links {
+		s.report(p, nil)
+	}
+	if err := ignoreInGit(dir); err != nil && !readOnlyErr(err) {
+		_ = s.root.Close()
+		return nil, err
+	}
+	lock, err := s.openBeneath(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if readOnlyErr(err) {
+		lock, err = s.openBeneath(filepath.Join(dir, lockName), os.O_RDONLY, 0)
+	}
+	if err != nil {
+		_ = s.root.Close()
+		return nil, err
+	}
+	_ = lock.Close()
+	if s.journal, err = s.openJournal(); err != nil {
+		_ = s.root.Close()
+		return nil, err
+	}
+	s.journal.onCorrupt = func(c *corruptLine) { s.report(c.problem(s.journal.path), storeReference()) }
+	if err := s.withWriteLock(func() error { s.cleanTemps(); return nil }); err != nil {
+		if !readOnlyErr(err) {
+			_ = s.journal.close()
+			return nil, err
+		}
+		// Repairs wait for a writer that can write; readers do without.
+		s.log.Info("the store cannot be written; serving reads", "store", dir, "error", err.Error())
+	}
+	return s, nil
+}
+
+// readOnlyErr tells whether err says the store cannot be written at the
+// moment: a read-only filesystem, a full disk, no write permission.
+func readOnlyErr(err error) bool {
+	return errors.Is(err, syscall.EROFS) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, fs.ErrPermission)
+}
+
+// newStore builds a Store on dir from opts, filling in their defaults,
+// without touching the filesystem.
+func newStore(dir string, opts *Options) (*Store, error) {
 	if opts.Scheme == nil {
 		return nil, errors.New("filestore: Options.Scheme is required")
 	}
@@ -147,24 +236,23 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.JournalKeep <= 0 {
 		opts.JournalKeep = 10000
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("creating store %s: %w", dir, err)
-	}
-	if err := checkNotSymlink(dir); err != nil {
-		return nil, err
-	}
 	crds := opts.CRDs
 	s := &Store{
-		dir:       dir,
-		scheme:    opts.Scheme,
-		validator: sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
-		byGVK:     map[schema.GroupVersionKind]*resource{},
-		byPlural:  map[string]*resource{},
-		now:       opts.Now,
-		log:       opts.Log,
-		observer:  opts.Observer,
-		limit:     opts.JournalLimit,
-		keep:      opts.JournalKeep,
+		dir:        dir,
+		scheme:     opts.Scheme,
+		validator:  sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
+		byGVK:      map[schema.GroupVersionKind]*resource{},
+		byPlural:   map[string]*resource{},
+		now:        opts.Now,
+		log:        opts.Log,
+		limit:      opts.JournalLimit,
+		keep:       opts.JournalKeep,
+		quarantine: newQuarantine(),
+		io:         opts.IO,
+		observer:   opts.Observer,
+	}
+	if s.io == nil {
+		s.io = atomicfs.Real
 	}
 	reg := kinds.FromCRDs(opts.CRDs)
 	for _, k := range reg.All() {
@@ -173,22 +261,6 @@ func Open(dir string, opts Options) (*Store, error) {
 		s.byPlural[r.plural] = r
 	}
 	s.mapper = reg.RESTMapper()
-
-	if err := ignoreInGit(dir); err != nil {
-		return nil, err
-	}
-	lock, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	_ = lock.Close()
-	if s.journal, err = openJournal(filepath.Join(dir, journalName)); err != nil {
-		return nil, err
-	}
-	if err := s.withWriteLock(func() error { return nil }); err != nil {
-		_ = s.journal.close()
-		return nil, err
-	}
 	return s, nil
 }
 
@@ -200,6 +272,9 @@ const gitignoreName = ".gitignore"
 // ignoreInGit creates dir/.gitignore ignoring everything, unless a file (or
 // a symlink) of that name is already there: that one is the user's.
 func ignoreInGit(dir string) error {
+	if _, err := os.Lstat(filepath.Join(dir, gitignoreName)); err == nil {
+		return nil
+	}
 	err := atomicfs.CreateFile(filepath.Join(dir, gitignoreName), []byte("# tether's store: its files are not part of the repository.\n*\n"), 0o600)
 	if err != nil && !errors.Is(err, fs.ErrExist) {
 		return fmt.Errorf("store %s: %w", dir, err)
@@ -210,7 +285,9 @@ func ignoreInGit(dir string) error {
 // Close releases the store's files, after the removals of replaced files.
 func (s *Store) Close() error {
 	s.removals.Wait()
-	return s.journal.close()
+	err := s.journal.close()
+	_ = s.root.Close()
+	return err
 }
 
 // removeLater removes the file at path in the background. It is for files
@@ -218,7 +295,65 @@ func (s *Store) Close() error {
 // process that exits without Close may leave such a file behind, as a
 // crash at that moment always could; nothing reads dot files.
 func (s *Store) removeLater(path string) {
-	s.removals.Go(func() { _ = os.Remove(path) })
+	s.removals.Go(func() { _ = s.unlink(path) })
+}
+
+// unlink removes the file at path inside the store, through no symbolic link.
+func (s *Store) unlink(path string) error {
+	rel, err := s.rel(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	dir, err := s.openStoreDir(rel, false)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }()
+	if err := unix.Unlinkat(int(dir.Fd()), filepath.Base(path), 0); err != nil {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return nil
+}
+
+// openParent opens the directory of path inside the store (see openStoreDir).
+func (s *Store) openParent(path string, create bool) (*os.File, error) {
+	rel, err := s.rel(filepath.Dir(path))
+	if err != nil {
+		return nil, err
+	}
+	return s.openStoreDir(rel, create)
+}
+
+// removeDurable removes the file at path inside the store, when it exists,
+// and fsyncs its directory.
+func (s *Store) removeDurable(path string) error {
+	dir, err := s.openParent(path, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }()
+	if err := unix.Unlinkat(int(dir.Fd()), filepath.Base(path), 0); err != nil && !errors.Is(err, unix.ENOENT) {
+		return &os.PathError{Op: "remove", Path: path, Err: err}
+	}
+	return s.io.Sync(dir)
+}
+
+// writeTemp writes the content of the object file at path to a temp file
+// beside it, durably, creating its directory when missing.
+func (s *Store) writeTemp(path string, data []byte) (*atomicfs.Temp, func(), error) {
+	dir, err := s.openParent(path, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	tmp, err := atomicfs.WriteTempAt(dir, filepath.Base(path), data, 0o600, s.io)
+	if err != nil {
+		_ = dir.Close()
+		return nil, nil, err
+	}
+	return tmp, func() { _ = dir.Close() }, nil
 }
 
 // RESTMapper maps the served kinds to resources.
@@ -239,7 +374,7 @@ func (s *Store) resourceFor(gvk schema.GroupVersionKind) (*resource, error) {
 func (s *Store) withWriteLock(fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	lock, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
+	lock, err := s.openBeneath(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -248,6 +383,8 @@ func (s *Store) withWriteLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = atomicfs.Unlock(lock) }()
+	s.lock = lock
+	defer func() { s.lock = nil }()
 	if err := s.journal.refresh(); err != nil {
 		return err
 	}
@@ -265,7 +402,8 @@ func (s *Store) withWriteLock(fn func() error) error {
 func (s *Store) withReadLock(fn func() error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	lock, err := os.OpenFile(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
+	// Read-only, so that reads work on a read-only filesystem too.
+	lock, err := s.openBeneath(filepath.Join(s.dir, lockName), os.O_RDONLY, 0)
 	if err != nil {
 		return err
 	}
@@ -287,14 +425,29 @@ func (s *Store) rollForward() error {
 		return nil
 	}
 	path := s.objectPath(r, e.Namespace, e.Name)
-	fileRV, ok := readHeaderRV(path)
+	fileRV, ok := s.readHeaderRV(path)
 	switch {
 	case e.Type == Deleted && ok && fileRV < e.RV:
 		s.log.Info("rolling forward an interrupted delete", "file", path, "resourceVersion", e.RV)
-		return atomicfs.RemoveDurable(path)
-	case e.Type != Deleted && (!fileExists(path) || ok && fileRV < e.RV):
+		return s.removeDurable(path)
+	case e.Type != Deleted && ok && fileRV < e.RV:
 		s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
 		return s.writeObjectFile(path, e.RV, e.Object)
+	case e.Type != Deleted && !s.exists(path):
+		// Either the writer died before renaming its file into place (its
+		// complete temp file is still beside the path), or the write was
+		// applied and a person removed the file since: that is a deletion,
+		// which a roll-forward must not undo.
+		if s.pendingTemp(path, e.RV) {
+			s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
+			return s.writeObjectFile(path, e.RV, e.Object)
+		}
+		last := &unstructured.Unstructured{}
+		if err := last.UnmarshalJSON(e.Object); err != nil {
+			return err
+		}
+		s.log.Info("a store file was removed by hand; recording the deletion", "file", path)
+		return s.commit(r, Deleted, last)
 	}
 	return nil
 }
@@ -331,18 +484,19 @@ func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillW
 	if err != nil {
 		return err
 	}
-	tmp, err := atomicfs.WriteTemp(path, append([]byte(fileHeader(rv, body)), body...), 0o600)
+	tmp, done, err := s.writeTemp(path, append([]byte(fileHeader(rv, body)), body...))
 	if err != nil {
 		return err
 	}
+	defer done()
 	defer tmp.Discard()
 	return tmp.InstallIf(stillWanted)
 }
 
 // readHeaderRV returns the resourceVersion in a file's header when the
 // header's checksum matches the content, that is when the store wrote it.
-func readHeaderRV(path string) (uint64, bool) {
-	data, err := os.ReadFile(path)
+func (s *Store) readHeaderRV(path string) (uint64, bool) {
+	data, err := s.readRegular(path)
 	if err != nil {
 		return 0, false
 	}
@@ -391,7 +545,7 @@ func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
 // journal has none or the newest is a deletion. It reads the journal
 // backwards, so a recently changed object is found at once.
 func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
-	f, err := os.Open(s.journal.path)
+	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -452,6 +606,10 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
+	var ee *EntryError
+	if errors.As(e.Err, &ee) && ee.Path == e.Path {
+		return ee.Error()
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("%s:%d: %v", e.Path, e.Line, e.Err)
 	}
@@ -464,14 +622,22 @@ var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 // readObjectFile reads and decodes one object file.
 func (s *Store) readObjectFile(path string) (*storedObject, error) {
-	if err := checkNotSymlink(path); err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(path)
+	data, err := s.readRegular(path)
 	if err != nil {
-		return nil, err
+		return nil, asFileError(path, err)
 	}
 	return s.decodeObjectFile(path, data)
+}
+
+// asFileError makes an entry the store refuses to read a *FileError, which
+// the hand-edit layer treats as a refused edit: skipped, reported, and the
+// last valid version kept in effect.
+func asFileError(path string, err error) error {
+	var ee *EntryError
+	if errors.As(err, &ee) {
+		return &FileError{Path: path, Err: ee}
+	}
+	return err
 }
 
 // readObjectFileStat is readObjectFile that also returns the identity of
@@ -481,24 +647,16 @@ func (s *Store) readObjectFile(path string) (*storedObject, error) {
 // the caller closes it, so that its inode, which identifies it, cannot be
 // reused by a later save meanwhile.
 func (s *Store) readObjectFileStat(path string) (*storedObject, os.FileInfo, *os.File, error) {
-	if err := checkNotSymlink(path); err != nil {
-		return nil, nil, nil, err
-	}
-	f, err := os.Open(path)
+	f, fi, err := s.openRegular(path)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, asFileError(path, err)
 	}
-	fi, err := f.Stat()
+	data, err := readAllSized(f, fi)
 	if err != nil {
 		_ = f.Close()
-		return nil, nil, nil, err
+		return nil, nil, nil, asFileError(path, err)
 	}
-	data := bytes.NewBuffer(make([]byte, 0, fi.Size()+512))
-	if _, err := data.ReadFrom(f); err != nil {
-		_ = f.Close()
-		return nil, nil, nil, err
-	}
-	so, err := s.decodeObjectFile(path, data.Bytes())
+	so, err := s.decodeObjectFile(path, data)
 	return so, fi, f, err
 }
 
@@ -595,8 +753,11 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 			return nil, nil, err
 		}
 		for _, e := range entries {
-			if e.IsDir() {
+			switch {
+			case e.IsDir():
 				dirs = append(dirs, filepath.Join(s.dir, r.plural, e.Name()))
+			case e.Type()&fs.ModeSymlink != 0:
+				s.report(problemOf(symlinkError(filepath.Join(s.dir, r.plural, e.Name()))), nil)
 			}
 		}
 	}
@@ -641,7 +802,11 @@ func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructure
 // store's form only while it is still the one that was read (adopted), so a
 // person's newer edit is never overwritten; that edit is adopted on its own.
 func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
-	last, err := s.journal.lastRV()
+	before, err := s.journal.size()
+	if err != nil {
+		return err
+	}
+	last, err := s.baseRV()
 	if err != nil {
 		return err
 	}
@@ -660,26 +825,52 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			return err
 		}
 		if err := s.removeObjectFile(path, rv); err != nil {
-			return err
+			if !s.exists(path) {
+				// Removed, but not durably (the directory fsync failed): put
+				// the last version back, so that the failed delete is not
+				// visible now and cannot become so after a restart.
+				if oldRV, perr := parseRV(obj.GetResourceVersion()); perr == nil {
+					if werr := s.writeObjectFile(path, oldRV, js); werr != nil && !s.exists(path) {
+						return errors.Join(err, werr)
+					}
+				}
+			}
+			return errors.Join(err, s.journal.rollback(before))
 		}
 	} else {
 		// The journal entry and the new file's content are independent until
 		// the rename, so their two fsyncs overlap; the rename waits for both,
 		// which keeps "journal first" for every file a reader can see.
-		tmp, err := s.journalAndTemp(e, path, rv, obj.Object, js)
+		tmp, release, err := s.journalAndTemp(e, path, rv, obj.Object, js)
 		if err != nil {
+			if cur, serr := s.journal.size(); serr == nil && cur > before {
+				// The entry is durable but the file's content is not: take
+				// the entry back, or the next writer would roll it forward.
+				err = errors.Join(err, s.journal.rollback(before))
+			}
 			return err
 		}
+		defer release()
 		var stillWanted func(string) bool
 		switch {
 		case adopted != nil:
-			stillWanted = func(replaced string) bool { return isFile(replaced, adopted) }
+			stillWanted = func(replaced string) bool { return s.isFile(replaced, adopted) }
 		case typ == Modified:
 			// Replace only the store's own version: a person's save that landed
 			// after this update read the object is kept and adopted on its own.
-			stillWanted = storeWritten
+			stillWanted = s.storeWritten
 		}
 		err = tmp.InstallIf(stillWanted)
+		if err != nil {
+			// A write reported as failed must not be visible, now or after
+			// a restart: the new file is taken out of place, then its entry.
+			if tmp.Placed() {
+				if uerr := tmp.Undo(); uerr != nil {
+					err = errors.Join(err, uerr)
+				}
+			}
+			err = errors.Join(err, s.journal.rollback(before))
+		}
 		if tmp.Left() {
 			// What is left under the temp name (the replaced file, or ours
 			// given back) is unreachable; unlinking it frees its blocks,
@@ -691,6 +882,7 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			return err
 		}
 	}
+	s.writeMark(rv)
 	if size, err := s.journal.size(); err == nil && size > s.limit {
 		if err := s.journal.compact(s.keep); err != nil {
 			s.log.Error(err, "compacting the journal")
@@ -705,47 +897,57 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 // looking second leaves no moment in which a save could slip in unseen.
 func (s *Store) removeObjectFile(path string, rv uint64) error {
 	aside := fmt.Sprintf("%s.unsaved-%d", path, rv)
-	if err := os.Rename(path, aside); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
+	dir, err := s.openParent(path, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
 		return err
 	}
-	if storeWritten(aside) {
-		if err := os.Remove(aside); err != nil {
-			return err
+	defer func() { _ = dir.Close() }()
+	if err := unix.Renameat(int(dir.Fd()), filepath.Base(path), int(dir.Fd()), filepath.Base(aside)); err != nil {
+		if errors.Is(err, unix.ENOENT) {
+			return nil
+		}
+		return &os.LinkError{Op: "rename", Old: path, New: aside, Err: err}
+	}
+	if s.storeWritten(aside) {
+		if err := unix.Unlinkat(int(dir.Fd()), filepath.Base(aside), 0); err != nil {
+			return &os.PathError{Op: "remove", Path: aside, Err: err}
 		}
 	} else {
 		s.log.Info("the object was deleted; its file held an unadopted edit, kept", "file", aside)
 	}
-	return atomicfs.SyncDir(filepath.Dir(path))
+	return s.io.Sync(dir)
 }
 
 // journalAndTemp appends e to the journal while writing the object file's
 // new content to a temp file beside path, and waits for both to be durable.
-func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*atomicfs.Temp, error) {
+func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*atomicfs.Temp, func(), error) {
 	body, err := objectYAML(obj, objJSON)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type written struct {
-		tmp *atomicfs.Temp
-		err error
+		tmp     *atomicfs.Temp
+		release func()
+		err     error
 	}
 	done := make(chan written, 1)
 	go func() {
-		tmp, err := atomicfs.WriteTemp(path, append([]byte(fileHeader(rv, body)), body...), 0o600)
-		done <- written{tmp, err}
+		tmp, release, err := s.writeTemp(path, append([]byte(fileHeader(rv, body)), body...))
+		done <- written{tmp, release, err}
 	}()
 	journalErr := s.journal.append(e)
 	w := <-done
 	if journalErr != nil || w.err != nil {
 		if w.tmp != nil {
 			w.tmp.Discard()
+			w.release()
 		}
-		return nil, errors.Join(journalErr, w.err)
+		return nil, nil, errors.Join(journalErr, w.err)
 	}
-	return w.tmp, nil
+	return w.tmp, w.release, nil
 }
 
 // sameFileInfo tells whether two stats describe the same, unmodified file.
@@ -754,15 +956,20 @@ func sameFileInfo(a, b os.FileInfo) bool {
 }
 
 // isFile tells whether path is still the file described by fi.
-func isFile(path string, fi os.FileInfo) bool {
-	cur, err := os.Lstat(path)
+func (s *Store) isFile(path string, fi os.FileInfo) bool {
+	f, err := s.openBeneath(path, unix.O_PATH, 0)
+	if err != nil {
+		return false
+	}
+	defer func() { _ = f.Close() }()
+	cur, err := f.Stat()
 	return err == nil && sameFileInfo(cur, fi)
 }
 
 // storeWritten tells whether the file at path was written by the store and
 // not edited since.
-func storeWritten(path string) bool {
-	_, ok := readHeaderRV(path)
+func (s *Store) storeWritten(path string) bool {
+	_, ok := s.readHeaderRV(path)
 	return ok
 }
 

@@ -181,8 +181,11 @@ func TestSymlinkedEntryRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := s.Client().Get(ctx, client.ObjectKey{Namespace: "default", Name: "link"}, &agentsv1alpha1.Hook{})
-	if err == nil || !strings.Contains(err.Error(), "symbolic link") {
-		t.Fatalf("get through a symlink: %v, want a refusal", err)
+	if !apierrors.IsNotFound(err) {
+		t.Fatalf("get through a symlink: %v, want NotFound: the entry is quarantined", err)
+	}
+	if problems := inspect(t, dir); len(problems) != 1 || !strings.Contains(problems[0].Reason, "symbolic link") {
+		t.Fatalf("Inspect: %+v, want the symlink", problems)
 	}
 	symDir := filepath.Join(t.TempDir(), "linked-store")
 	if err := os.Symlink(dir, symDir); err != nil {
@@ -308,39 +311,88 @@ func TestStoresSharingADirectory(t *testing.T) {
 }
 
 func TestInterruptedWriteRollsForward(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	s := openStore(t, dir)
-	h := hook("rolled")
-	if err := s.Client().Create(ctx, h); err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name string
+		// interrupt changes the files after a create (rv 1, content
+		// created) and an update (rv 2, the store's newest entry).
+		interrupt func(t *testing.T, path string, created []byte)
+		// want is the object's goal afterwards, "" when it is deleted.
+		want string
+	}{
+		{
+			name: "an update killed before its rename is rolled forward",
+			interrupt: func(t *testing.T, path string, created []byte) {
+				if err := os.WriteFile(path, created, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: "committed to the journal",
+		},
+		{
+			name: "a write killed before its rename, its temp file complete, is rolled forward",
+			interrupt: func(t *testing.T, path string, _ []byte) {
+				tmp := filepath.Join(filepath.Dir(path), ".tmp-rolled.yaml-999999999-x")
+				if err := os.Rename(path, tmp); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: "committed to the journal",
+		},
+		{
+			name: "rm of the most recently written file deletes the object",
+			interrupt: func(t *testing.T, path string, _ []byte) {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			},
+		},
 	}
-	h.Spec.Goal = "committed to the journal only"
-	if err := s.Client().Update(ctx, h); err != nil {
-		t.Fatal(err)
-	}
-	_ = s.Close()
-	// Put the old file back, as if the process died after the journal
-	// append and before the rename.
-	path := filepath.Join(dir, "hooks", "default", "rolled.yaml")
-	journal, err := os.ReadFile(filepath.Join(dir, "journal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(strings.TrimSpace(string(journal)), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("journal has %d lines", len(lines))
-	}
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	s = openStore(t, dir)
-	got := &agentsv1alpha1.Hook{}
-	if err := s.Client().Get(ctx, client.ObjectKeyFromObject(h), got); err != nil {
-		t.Fatal(err)
-	}
-	if got.Spec.Goal != "committed to the journal only" || got.ResourceVersion != "2" {
-		t.Fatalf("after roll-forward: goal %q rv %s", got.Spec.Goal, got.ResourceVersion)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			s := openStore(t, dir)
+			h := hook("rolled")
+			if err := s.Client().Create(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(dir, "hooks", "default", "rolled.yaml")
+			created, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.Spec.Goal = "committed to the journal"
+			if err := s.Client().Update(ctx, h); err != nil {
+				t.Fatal(err)
+			}
+			_ = s.Close()
+			tt.interrupt(t, path, created)
+			// A writer opening the store rolls the journal forward.
+			s = openStore(t, dir)
+			if err := s.Client().Create(ctx, hook("other")); err != nil {
+				t.Fatal(err)
+			}
+			got := &agentsv1alpha1.Hook{}
+			err = s.Client().Get(ctx, client.ObjectKeyFromObject(h), got)
+			if tt.want == "" {
+				if !apierrors.IsNotFound(err) {
+					t.Fatalf("after rm: %v, want NotFound", err)
+				}
+				if _, err := os.Stat(path); !os.IsNotExist(err) {
+					t.Fatalf("the removed file came back: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Spec.Goal != tt.want || got.ResourceVersion != "2" {
+				t.Fatalf("after roll-forward: goal %q rv %s", got.Spec.Goal, got.ResourceVersion)
+			}
+			if files := storeFiles(t, dir); len(files) != 2 {
+				t.Fatalf("files %v, want the two objects only", files)
+			}
+		})
 	}
 }
 

@@ -156,7 +156,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 			_ = reader.close()
 			reader = nil
 		}
-		next, err := newJournalReader(journalPath)
+		next, err := w.c.s.newJournalReader()
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return false
@@ -175,9 +175,16 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 	}()
 
 	last := from
+	// prev is the resourceVersion of the readable entry before the current
+	// one, and gap tells whether a corrupt line lies between them.
+	var prev uint64
+	gap := false
 	drain := func() bool {
-		if fileInodeAt(journalPath) != inode && !open() {
-			return false
+		if fileInodeAt(journalPath) != inode {
+			if !open() {
+				return false
+			}
+			prev, gap = 0, false
 		}
 		entries, err := reader.next()
 		if err != nil {
@@ -185,6 +192,31 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 			return false
 		}
 		for _, e := range entries {
+			if e.corrupt != nil {
+				w.c.s.report(e.corrupt.problem(journalPath), storeReference())
+				gap = true
+				continue
+			}
+			if gap {
+				gap = false
+				// The lost line's resourceVersion lies between prev and
+				// e.RV. When there is none, or the watch was past it
+				// already, nothing was missed; otherwise the watch cannot
+				// tell what changed, and the client lists again, as after
+				// a compaction.
+				if e.RV > prev+1 && e.RV > last+1 {
+					w.sendError(ctx, &apierrors.StatusError{ErrStatus: metav1.Status{
+						Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
+						Message: fmt.Sprintf("too old resource version: %d (a corrupt journal line lies after it)", last),
+					}})
+					return false
+				}
+			}
+			if e.RV > 0 {
+				prev = e.RV
+			} else if e.Compacted > 0 {
+				prev = e.Compacted
+			}
 			if e.Compacted > last {
 				w.sendError(ctx, &apierrors.StatusError{ErrStatus: metav1.Status{
 					Status: metav1.StatusFailure, Code: http.StatusGone, Reason: metav1.StatusReasonExpired,
@@ -236,8 +268,10 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(e.Object); err != nil {
-		w.sendError(ctx, apierrors.NewInternalError(err))
-		return false
+		w.c.s.report(Problem{Path: filepath.Join(w.c.s.dir, journalName),
+			Reason: fmt.Sprintf("the entry of resourceVersion %d holds no readable object (%v); it is skipped", e.RV, err),
+			Fix:    "nothing to do: the object files hold every object"}, storeReference())
+		return true
 	}
 	if e.Type == Deleted {
 		u.SetResourceVersion(strconv.FormatUint(e.RV, 10))
@@ -262,8 +296,10 @@ func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 	}
 	obj, err := w.object(u)
 	if err != nil {
-		w.sendError(ctx, apierrors.NewInternalError(err))
-		return false
+		// Skipped, as a list skips it: one undecodable object must not end
+		// every watch of its kind.
+		w.c.s.reportUndecodable(w.r, u, err)
+		return true
 	}
 	return w.send(ctx, watch.Event{Type: typ, Object: obj})
 }
@@ -271,7 +307,7 @@ func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 func key(u *unstructured.Unstructured) string { return u.GetNamespace() + "/" + u.GetName() }
 
 func fileInodeAt(path string) uint64 {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return 0
 	}

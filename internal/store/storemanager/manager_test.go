@@ -24,6 +24,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -131,6 +132,42 @@ func TestManagerOnFileStore(t *testing.T) {
 	}
 	if got.Spec.Goal != "edited with sed" {
 		t.Fatalf("after an invalid edit the cache holds goal %q, want the last valid one", got.Spec.Goal)
+	}
+
+	// Poison pills: a FIFO and a Hook whose duration Go cannot hold are
+	// quarantined with a Warning Event naming their paths, and a new Hook
+	// is still reconciled at once.
+	fifo := filepath.Join(dir, "hooks", "default", "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	undecodable := filepath.Join(dir, "hooks", "default", "undecodable.yaml")
+	if err := os.WriteFile(undecodable, []byte("apiVersion: agents.tether.dev/v1alpha1\nkind: Hook\nmetadata: {name: undecodable, namespace: default}\nspec: {goal: g, staleAfter: 2562048h, steps: [{name: one}]}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{fifo, undecodable} {
+		waitFor(t, "a Quarantined event naming "+path, func() bool {
+			events := &corev1.EventList{}
+			if err := store.Client().List(ctx, events, client.InNamespace("default")); err != nil {
+				return false
+			}
+			for _, ev := range events.Items {
+				if ev.Type == corev1.EventTypeWarning && ev.Reason == filestore.ReasonQuarantined && strings.Contains(ev.Message, path) {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	after := h.DeepCopy()
+	after.Name, after.ResourceVersion, after.UID = "after", "", ""
+	if err := store.Client().Create(ctx, after); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	waitFor(t, "the reconciler to see a new Hook beside the poison pills", func() bool { return obs.last("after") == 1 })
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("a new Hook took %v to reach the reconciler", d)
 	}
 }
 

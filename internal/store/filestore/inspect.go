@@ -1,0 +1,174 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package filestore
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-logr/logr"
+
+	"github.com/tether-dev/tether/internal/atomicfs"
+)
+
+// Inspect checks the store in dir without writing to it (no lock, no
+// repair, no adoption) and returns every problem it finds, each with its
+// path, reason and fix: directories others can write or another user owns,
+// symbolic links, FIFOs, devices and other users' files among the entries,
+// object files the store quarantines (unreadable, undecodable, or holding
+// an edit it refuses), corrupt journal lines and leftover temp files. A
+// store with no problem returns none. A missing dir is an error matching
+// ErrNoStore.
+func Inspect(ctx context.Context, dir string, opts Options) ([]Problem, error) {
+	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w at %s", ErrNoStore, dir)
+	} else if err != nil {
+		return nil, err
+	}
+	s, err := newStore(dir, &opts)
+	if err != nil {
+		return nil, err
+	}
+	if s.log.GetSink() == nil {
+		s.log = logr.Discard()
+	}
+	s.journal = &journal{path: filepath.Join(dir, journalName)}
+	var out []Problem
+	if err := checkNotSymlink(dir); err != nil {
+		var ee *EntryError
+		if errors.As(err, &ee) {
+			return []Problem{problemOf(ee)}, nil
+		}
+		return nil, err
+	}
+	if s.root, err = atomicfs.OpenDir(dir, false); err != nil {
+		return nil, err
+	}
+	defer func() { _ = s.root.Close() }()
+	refusals, _ := s.dirProblems()
+	out = append(out, refusals...)
+	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			out = append(out, Problem{Path: path, Reason: err.Error(), Fix: "make it readable by you"})
+			return nil
+		}
+		if path == dir {
+			return nil
+		}
+		rel, _ := filepath.Rel(dir, path)
+		if strings.HasPrefix(d.Name(), ".tmp-") {
+			out = append(out, Problem{Path: path, Reason: "is a temp file left by a writer that was killed", Fix: "rm " + path + " (tether removes it on its next write when its writer is gone)"})
+			return nil
+		}
+		if d.IsDir() {
+			if s.isObjectDir(path) {
+				return nil
+			}
+			return filepath.SkipDir
+		}
+		if d.Type()&fs.ModeSymlink != 0 && (s.isObjectDir(path) || filepath.Dir(rel) != "." || d.Name() == journalName || d.Name() == lockName) {
+			out = append(out, problemOf(symlinkError(path)))
+			return nil
+		}
+		if rel == journalName {
+			out = append(out, s.inspectJournal()...)
+			return nil
+		}
+		if _, _, _, ok := s.keyOfPath(path); ok {
+			if p, bad := s.inspectObjectFile(ctx, path); bad {
+				out = append(out, p)
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// inspectObjectFile reports the problem of one object file, if it has one.
+func (s *Store) inspectObjectFile(ctx context.Context, path string) (Problem, bool) {
+	r, ns, name, _ := s.keyOfPath(path)
+	so, err := s.readObjectFile(path)
+	var fe *FileError
+	switch {
+	case errors.As(err, &fe):
+		var ee *EntryError
+		if errors.As(fe.Err, &ee) {
+			return problemOf(ee), true
+		}
+		return Problem{Path: path, Reason: "holds an edit the store refuses: " + fe.Error(), Fix: "fix or remove the file; the last valid version stays in effect"}, true
+	case err != nil:
+		return Problem{Path: path, Reason: err.Error(), Fix: "make it readable by you"}, true
+	}
+	if so.handEdited {
+		last, err := s.lastValid(r, ns, name)
+		if err != nil {
+			return Problem{Path: path, Reason: err.Error(), Fix: "check the journal"}, true
+		}
+		next, errs := s.prepareAdoption(ctx, r, ns, name, so.obj, last)
+		if len(errs) > 0 {
+			return Problem{Path: path, Reason: fmt.Sprintf("holds an edit the store refuses: %s:%d: %v", path, s.lineOfField(path, errs[0].Field), errs.ToAggregate()),
+				Fix: "fix or remove the file; the last valid version stays in effect"}, true
+		}
+		if js, err := next.MarshalJSON(); err != nil || len(js) > maxObjectBytes {
+			return Problem{Path: path, Reason: fmt.Sprintf("holds an edit the store refuses: the object is %d bytes of JSON; the limit is %d", len(js), maxObjectBytes),
+				Fix: "shrink it; the last valid version stays in effect"}, true
+		}
+		return Problem{}, false
+	}
+	if errs := s.typedErrors(r, so.obj); len(errs) > 0 {
+		return Problem{Path: path, Reason: "does not decode: " + errs.ToAggregate().Error(), Fix: "edit the file to a valid value (tether edit), or remove it"}, true
+	}
+	return Problem{}, false
+}
+
+// inspectJournal reports the journal's corrupt lines. A torn last line (a
+// write killed midway, never acknowledged) is not a problem: the next
+// writer truncates it.
+func (s *Store) inspectJournal() []Problem {
+	f, _, err := s.openRegular(s.journal.path)
+	if err != nil {
+		var ee *EntryError
+		if errors.As(err, &ee) {
+			return []Problem{problemOf(ee)}
+		}
+		return []Problem{{Path: s.journal.path, Reason: err.Error(), Fix: "make it readable by you"}}
+	}
+	defer func() { _ = f.Close() }()
+	var out []Problem
+	br := bufio.NewReaderSize(f, 1<<20)
+	var offset int64
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			var e entry
+			if jerr := json.Unmarshal(line, &e); jerr != nil {
+				out = append(out, (&corruptLine{offset: offset, err: jerr}).problem(s.journal.path))
+			}
+		}
+		offset += int64(len(line))
+		if err != nil {
+			return out
+		}
+	}
+}

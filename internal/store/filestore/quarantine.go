@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package filestore
+
+import (
+	"errors"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+)
+
+// Problem is one thing wrong with a store: an entry the store cannot read
+// and skips (quarantined), a corrupt journal line, a directory others can
+// write, a leftover temp file.
+type Problem struct {
+	// Path is the file or directory.
+	Path string
+	// Reason says what is wrong.
+	Reason string
+	// Fix says what a person can do about it.
+	Fix string
+}
+
+// quarantine remembers the entries the store has skipped, so that each is
+// reported once (an error log here, a Warning Event through the hand-edit
+// watcher) until it is fixed.
+type quarantine struct {
+	mu       sync.Mutex
+	reported map[string]string
+	// pending are the reports the watcher has not turned into Events yet.
+	pending []quarantined
+	notify  chan struct{}
+}
+
+type quarantined struct {
+	problem Problem
+	// regarding is the object the Event is about: the last valid version
+	// in effect, or a reference built from the entry's path.
+	regarding runtime.Object
+}
+
+func newQuarantine() *quarantine {
+	return &quarantine{reported: map[string]string{}, notify: make(chan struct{}, 1)}
+}
+
+// report records p, logging it unless the same problem of the same path
+// was reported already. regarding may be nil.
+func (s *Store) report(p Problem, regarding runtime.Object) {
+	q := s.quarantine
+	q.mu.Lock()
+	if q.reported[p.Path] == p.Reason {
+		q.mu.Unlock()
+		return
+	}
+	q.reported[p.Path] = p.Reason
+	q.pending = append(q.pending, quarantined{problem: p, regarding: regarding})
+	q.mu.Unlock()
+	select {
+	case q.notify <- struct{}{}:
+	default:
+	}
+	s.log.Error(errors.New(p.Reason), "quarantined a store entry: it is skipped until fixed; every other object keeps working", "path", p.Path, "fix", p.Fix)
+}
+
+// cleared forgets a path's report once the entry reads well again, so that
+// a later problem is news.
+func (s *Store) cleared(path string) {
+	q := s.quarantine
+	q.mu.Lock()
+	delete(q.reported, path)
+	q.mu.Unlock()
+}
+
+// takeReports returns the reports not handed out yet.
+func (s *Store) takeReports() []quarantined {
+	q := s.quarantine
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	out := q.pending
+	q.pending = nil
+	return out
+}
+
+// reportFileError reports the entry of a refused read or edit.
+func (s *Store) reportFileError(fe *FileError, last *unstructured.Unstructured) {
+	p := Problem{Path: fe.Path, Reason: fe.Error(), Fix: "fix or remove the file; the last valid version stays in effect"}
+	var ee *EntryError
+	if errors.As(fe.Err, &ee) {
+		p.Reason, p.Fix = ee.Reason, ee.Fix
+	}
+	var regarding runtime.Object
+	if last != nil {
+		regarding = last
+	} else if r, ns, name, ok := s.keyOfPath(fe.Path); ok {
+		regarding = &corev1.ObjectReference{APIVersion: r.gvk.GroupVersion().String(), Kind: r.gvk.Kind, Namespace: ns, Name: name}
+	}
+	s.report(p, regarding)
+}
+
+// storeReference is what an Event about the store itself (its journal)
+// regards.
+func storeReference() *corev1.ObjectReference {
+	return &corev1.ObjectReference{APIVersion: "v1", Kind: "Store", Namespace: "default", Name: "store"}
+}
+
+func problemOf(e *EntryError) Problem { return Problem{Path: e.Path, Reason: e.Reason, Fix: e.Fix} }
+
+// reportUndecodable reports an object that does not decode into its Go type.
+func (s *Store) reportUndecodable(r *resource, u *unstructured.Unstructured, err error) {
+	path := s.objectPath(r, u.GetNamespace(), u.GetName())
+	s.report(Problem{Path: path, Reason: "does not decode into a " + r.gvk.Kind + ": " + err.Error(),
+		Fix: "edit the file to a valid value (tether edit), or remove it"},
+		&corev1.ObjectReference{APIVersion: r.gvk.GroupVersion().String(), Kind: r.gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID()})
+}
