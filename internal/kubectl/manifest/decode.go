@@ -35,6 +35,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tether-dev/tether/internal/fieldpath"
 )
 
 // Document is one decoded YAML document of a manifest.
@@ -209,7 +211,10 @@ func decodeDocument(source string, index int, node *yamlv3.Node, scheme *runtime
 	}
 	strict, err := kjson.UnmarshalStrict(js, cobj)
 	if err != nil {
-		field := typeErrorField(err)
+		field := fieldpath.Of(js, reflect.TypeOf(cobj))
+		if field == "" {
+			field = typeErrorField(err)
+		}
 		return fail(field, cleanJSONError(err))
 	}
 	if len(strict) > 0 {
@@ -242,14 +247,7 @@ func typeErrorField(err error) string {
 	return f.String()
 }
 
-var typeErrorText = regexp.MustCompile(`^json: cannot unmarshal (.*) into Go struct field \S+ of type (.*)$`)
-
-func cleanJSONError(err error) error {
-	if m := typeErrorText.FindStringSubmatch(err.Error()); m != nil {
-		return fmt.Errorf("invalid value: %s, expected %s", m[1], m[2])
-	}
-	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
-}
+func cleanJSONError(err error) error { return fieldpath.Clean(err) }
 
 func kindName(n *yamlv3.Node) string {
 	switch n.Kind {
@@ -299,69 +297,5 @@ func findDuplicateKey(n *yamlv3.Node, path string) *duplicateKey {
 	return nil
 }
 
-var pathSegment = regexp.MustCompile(`([^.\[\]]+)|\[(\d+)\]`)
-
-// lineOf returns the line of the node at the JSON path field below root, or
-// of the deepest node on the way there. Path segments without an index
-// that cross a list descend into the first element holding the next key.
-func lineOf(root *yamlv3.Node, field string) int {
-	line := root.Line
-	n := root
-	for _, m := range pathSegment.FindAllStringSubmatch(field, -1) {
-		key, idx := m[1], m[2]
-		if n.Kind == yamlv3.SequenceNode && key != "" {
-			var found *yamlv3.Node
-			for _, item := range n.Content {
-				if mappingValue(item, key) != nil {
-					found = item
-					break
-				}
-			}
-			if found == nil {
-				return line
-			}
-			n = found
-		}
-		switch {
-		case idx != "":
-			i, _ := strconv.Atoi(idx)
-			if n.Kind != yamlv3.SequenceNode || i >= len(n.Content) {
-				return line
-			}
-			n = n.Content[i]
-			line = n.Line
-		default:
-			k := mappingKey(n, key)
-			if k == nil {
-				return line
-			}
-			line = k.Line
-			n = mappingValue(n, key)
-		}
-	}
-	return line
-}
-
-func mappingKey(n *yamlv3.Node, key string) *yamlv3.Node {
-	if n.Kind != yamlv3.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i]
-		}
-	}
-	return nil
-}
-
-func mappingValue(n *yamlv3.Node, key string) *yamlv3.Node {
-	if n.Kind != yamlv3.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
+// lineOf returns the line of the field at a JSON path below root.
+func lineOf(root *yamlv3.Node, field string) int { return fieldpath.Line(root, field) }
