@@ -21,9 +21,11 @@ package manifest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -113,7 +115,15 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // Decode splits data into YAML documents and decodes each strictly into the
 // Go type that scheme registers for its apiVersion and kind. Empty documents
 // are skipped. It fails on the first bad document and returns no documents then.
+//
+// A source whose name ends in ".json" is JSON, one object or a stream of
+// them, and is parsed as strict JSON first: a trailing comma, a comment or
+// anything else JSON refuses is an error with its line, although YAML would
+// accept it.
 func Decode(source string, data []byte, scheme *runtime.Scheme) ([]Document, error) {
+	if strings.EqualFold(filepath.Ext(source), ".json") {
+		return decodeJSON(source, data, scheme)
+	}
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
 	var docs []Document
 	for index := 0; ; index++ {
@@ -134,6 +144,50 @@ func Decode(source string, data []byte, scheme *runtime.Scheme) ([]Document, err
 		}
 		docs = append(docs, doc)
 	}
+}
+
+// decodeJSON checks each JSON value of data with a JSON parser, then decodes
+// it as its YAML document, padded with newlines so that its lines are the
+// file's.
+func decodeJSON(source string, data []byte, scheme *runtime.Scheme) ([]Document, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var docs []Document
+	for index := 0; ; index++ {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, jsonSyntaxError(source, index, data, dec.InputOffset(), err)
+		}
+		start := int(dec.InputOffset()) - len(raw)
+		line := 1 + bytes.Count(data[:start], []byte("\n"))
+		padded := append(bytes.Repeat([]byte("\n"), line-1), raw...)
+		var node yamlv3.Node
+		if err := yamlv3.Unmarshal(padded, &node); err != nil {
+			return nil, syntaxError(source, index, err)
+		}
+		doc, err := decodeDocument(source, index, &node, scheme)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+}
+
+// jsonSyntaxError locates a JSON parser's error by its byte offset.
+func jsonSyntaxError(source string, index int, data []byte, offset int64, err error) error {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		offset = syn.Offset
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		offset, err = int64(len(data)), errors.New("unexpected end of JSON input")
+	}
+	offset = min(max(offset, 0), int64(len(data)))
+	line := 1 + bytes.Count(bytes.TrimRight(data[:offset], "\n"), []byte("\n"))
+	return &Error{Source: source, Line: line, Index: index, Err: fmt.Errorf("invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))}
 }
 
 func syntaxError(source string, index int, err error) error {
