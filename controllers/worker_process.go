@@ -69,6 +69,12 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 	if p.exit != nil {
 		return r.handleExit(ctx, w, *p.exit, p.requested)
 	}
+	if w.Status.Phase == v1.WorkerRestarting && w.Spec.Adopt != nil {
+		// An adopted process is only watched (docs/workers.md): a restart
+		// request, which `tether worker restart` refuses, never stops it.
+		setPhase(&w.Status, workerfsm.Started)
+		return r.writeStatus(ctx, w)
+	}
 	if w.Status.Phase == v1.WorkerRestarting {
 		// A person asked to restart a running process: stop it; its exit,
 		// marked as requested, starts the new one.

@@ -567,6 +567,27 @@ func TestAdoptedProcess(t *testing.T) {
 		t.Fatal("the process now holding the PID was touched")
 	}
 
+	// An adopted process is only watched: worker restart refuses it, and a
+	// Restarting phase written by hand does not stop it either.
+	if _, stderr, code := e.tether("worker", "restart", "adopted"); code != 1 || !strings.Contains(stderr, "tether only watches an adopted process") {
+		t.Fatalf("worker restart of an adopted worker: exit %d, %q; want 1 and the rule", code, stderr)
+	}
+	if got := e.worker("adopted"); got.Status.Phase != v1.WorkerRunning || got.Status.WindowStart != nil {
+		t.Fatalf("the refused restart changed the worker: phase %s windowStart %v", got.Status.Phase, got.Status.WindowStart)
+	}
+	forced := e.worker("adopted")
+	forced.Status.Phase = v1.WorkerRestarting
+	if err := e.c.Status().Update(context.Background(), forced); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(10*time.Second, "a hand-written Restarting phase of an adopted worker to go back to Running", func() bool {
+		return e.worker("adopted").Status.Phase == v1.WorkerRunning
+	})
+	adoptedID := supervise.Identity{PID: int(w.Status.PID), StartTicks: w.Status.ProcessStartTicks, BootID: w.Status.BootID}
+	if alive, _ := adoptedID.Alive(); !alive {
+		t.Fatal("a restart request stopped the adopted process")
+	}
+
 	kill9(t, w.Status.PID)
 	e.waitFor(10*time.Second, "the adopted process's death to be recorded", func() bool {
 		got := e.worker("adopted")
