@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -117,7 +118,12 @@ var agentEnv = []string{config.HookEnv, config.WorkerEnv, config.NamespaceEnv, c
 // store), then TETHER_WORKER, TETHER_NAMESPACE, TETHER_ACTOR (worker/NAME,
 // so that history names the Worker) and, when exactly one
 // non-terminal Hook has w as its assignee, TETHER_HOOK; spec.env comes last.
-func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker) (*launched, error) {
+//
+// Launching is idempotent across a crash of tether run: the launch intent
+// is a token in the process's environment (launchToken), and a process
+// started with it but never recorded in status, because tether run died in
+// between, is found by it and adopted instead of started a second time.
+func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker, restart bool) (*launched, error) {
 	l := &launched{logFile: filepath.Join(r.logDir, w.Namespace, w.Name+".log")}
 	env := append(slices.Clone(r.env), config.WorkerEnv+"="+w.Name, config.NamespaceEnv+"="+w.Namespace,
 		config.ActorEnv+"=worker/"+w.Name)
@@ -145,12 +151,32 @@ func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker) (*launched,
 		l.id = id
 		return l, nil
 	}
+	spec.Token = launchToken(w, restart)
+	if id, ok := supervise.FindLaunched(spec.Token); ok && id != identityOf(w) {
+		logr.FromContextOrDiscard(ctx).Info("adopting the unrecorded process of an earlier launch", "worker", w.Name, "process", id.String())
+		l.id = id
+		return l, nil
+	}
 	id, exits, err := supervise.Launch(spec)
 	if err != nil {
 		return nil, err
 	}
 	l.id, l.exits = id, exits
 	return l, nil
+}
+
+// launchToken names one launch of w: its UID and the launch's ordinal,
+// status.restarts (which a launch records only once it has started), plus
+// one for a restart. A launch that was never recorded gets the same token
+// when it is retried; a later launch gets a new one, so the leftovers of an
+// earlier process (a descendant in a session of its own) are never taken
+// for it.
+func launchToken(w *v1.Worker, restart bool) string {
+	n := w.Status.Restarts
+	if restart {
+		n++
+	}
+	return string(w.UID) + "." + strconv.Itoa(int(n))
 }
 
 // assignedHook is the one non-terminal Hook whose spec.assignee is w, from
@@ -229,7 +255,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStarted, "Adopt", "adopted %s", id)
 		return r.procs.watch(key, id)
 	}
-	l, err := r.launch(ctx, w)
+	l, err := r.launch(ctx, w, manual)
 	if err != nil {
 		return r.startFailed(ctx, w, fmt.Errorf("launching %q: %w", w.Spec.Command[0], err))
 	}
@@ -298,7 +324,7 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 	var l *launched
 	var launchErr error
 	if action == ActionRestart {
-		if l, launchErr = r.launch(ctx, w); launchErr != nil {
+		if l, launchErr = r.launch(ctx, w, true); launchErr != nil {
 			action = ActionNone
 		}
 	}

@@ -20,9 +20,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -637,4 +639,35 @@ func TestHeartbeatWorkerIsLost(t *testing.T) {
 		t.Fatalf("heartbeat: exit %d %q", code, stderr)
 	}
 	e.waitFor(10*time.Second, "a new heartbeat to bring it back", func() bool { return e.worker("remote").Status.Phase == v1.WorkerRunning })
+}
+
+// TestLaunchSurvivesKillingTetherRun kills `tether run` with SIGKILL at
+// random points around a Worker's creation, then starts it again, and
+// requires exactly one agent process per Worker: a launch that tether run
+// could not record is found by its token and adopted, not started twice.
+func TestLaunchSurvivesKillingTetherRun(t *testing.T) {
+	const tries = 12
+	e := newWorkerEnv(t)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 14))
+	for i := range tries {
+		name := fmt.Sprintf("agent-%d", i)
+		seconds := 200000 + i
+		e.startRun()
+		e.create(sleeper(name, seconds, false))
+		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		if err := e.run.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = e.run.Wait()
+		e.run = nil
+		e.startRun()
+		w := e.waitRunning(name, 0)
+		// A second launch would be a shell for a moment before its exec.
+		time.Sleep(300 * time.Millisecond)
+		if n := processesRunning(t, "sleep", strconv.Itoa(seconds)); n != 1 {
+			t.Fatalf("try %d: %d agent processes for worker %s, want 1 (status pid %d)", i, n, name, w.Status.PID)
+		}
+		e.stopRun()
+		_ = syscall.Kill(int(w.Status.PID), syscall.SIGKILL)
+	}
 }
