@@ -106,6 +106,10 @@ type launched struct {
 	exits   <-chan supervise.Exit
 	logFile string
 	tmux    string
+	// found is set when the process was not started now but found by its
+	// launch token: it may already be recorded by a write this reconcile
+	// has not seen, so a failed write must not stop it.
+	found bool
 }
 
 // agentEnv is the tether environment of w's agent: the names the
@@ -154,7 +158,7 @@ func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker, restart boo
 	spec.Token = launchToken(w, restart)
 	if id, ok := supervise.FindLaunched(spec.Token); ok && id != identityOf(w) {
 		logr.FromContextOrDiscard(ctx).Info("adopting the unrecorded process of an earlier launch", "worker", w.Name, "process", id.String())
-		l.id = id
+		l.id, l.found = id, true
 		return l, nil
 	}
 	id, exits, err := supervise.Launch(spec)
@@ -217,6 +221,9 @@ func (r *WorkerReconciler) track(key types.NamespacedName, l *launched) error {
 // abandon stops a launched process whose status could not be recorded,
 // so that no process runs unknown to status.
 func (r *WorkerReconciler) abandon(l *launched) {
+	if l.found {
+		return
+	}
 	_ = supervise.Stop(l.id, r.grace)
 	if l.tmux != "" {
 		_ = supervise.KillTmuxSession(l.tmux)
