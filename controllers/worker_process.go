@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,6 +71,12 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 	if p.exit != nil {
 		return r.handleExit(ctx, w, *p.exit, p.requested)
 	}
+	if w.Status.Phase == v1.WorkerRestarting && w.Spec.Adopt != nil {
+		// An adopted process is only watched (docs/workers.md): a restart
+		// request, which `tether worker restart` refuses, never stops it.
+		setPhase(&w.Status, workerfsm.Started)
+		return r.writeStatus(ctx, w)
+	}
 	if w.Status.Phase == v1.WorkerRestarting {
 		// A person asked to restart a running process: stop it; its exit,
 		// marked as requested, starts the new one.
@@ -100,6 +107,10 @@ type launched struct {
 	exits   <-chan supervise.Exit
 	logFile string
 	tmux    string
+	// found is set when the process was not started now but found by its
+	// launch token: it may already be recorded by a write this reconcile
+	// has not seen, so a failed write must not stop it.
+	found bool
 }
 
 // agentEnv is the tether environment of w's agent: the names the
@@ -112,7 +123,12 @@ var agentEnv = []string{config.HookEnv, config.WorkerEnv, config.NamespaceEnv, c
 // store), then TETHER_WORKER, TETHER_NAMESPACE, TETHER_ACTOR (worker/NAME,
 // so that history names the Worker) and, when exactly one
 // non-terminal Hook has w as its assignee, TETHER_HOOK; spec.env comes last.
-func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker) (*launched, error) {
+//
+// Launching is idempotent across a crash of tether run: the launch intent
+// is a token in the process's environment (launchToken), and a process
+// started with it but never recorded in status, because tether run died in
+// between, is found by it and adopted instead of started a second time.
+func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker, restart bool) (*launched, error) {
 	l := &launched{logFile: filepath.Join(r.logDir, w.Namespace, w.Name+".log")}
 	env := append(slices.Clone(r.env), config.WorkerEnv+"="+w.Name, config.NamespaceEnv+"="+w.Namespace,
 		config.ActorEnv+"=worker/"+w.Name)
@@ -140,12 +156,32 @@ func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker) (*launched,
 		l.id = id
 		return l, nil
 	}
+	spec.Token = launchToken(w, restart)
+	if id, ok := supervise.FindLaunched(spec.Token); ok && id != identityOf(w) {
+		logr.FromContextOrDiscard(ctx).Info("adopting the unrecorded process of an earlier launch", "worker", w.Name, "process", id.String())
+		l.id, l.found = id, true
+		return l, nil
+	}
 	id, exits, err := supervise.Launch(spec)
 	if err != nil {
 		return nil, err
 	}
 	l.id, l.exits = id, exits
 	return l, nil
+}
+
+// launchToken names one launch of w: its UID and the launch's ordinal,
+// status.restarts (which a launch records only once it has started), plus
+// one for a restart. A launch that was never recorded gets the same token
+// when it is retried; a later launch gets a new one, so the leftovers of an
+// earlier process (a descendant in a session of its own) are never taken
+// for it.
+func launchToken(w *v1.Worker, restart bool) string {
+	n := w.Status.Restarts
+	if restart {
+		n++
+	}
+	return string(w.UID) + "." + strconv.Itoa(int(n))
 }
 
 // assignedHook is the one non-terminal Hook whose spec.assignee is w, from
@@ -186,6 +222,9 @@ func (r *WorkerReconciler) track(key types.NamespacedName, l *launched) error {
 // abandon stops a launched process whose status could not be recorded,
 // so that no process runs unknown to status.
 func (r *WorkerReconciler) abandon(l *launched) {
+	if l.found {
+		return
+	}
 	_ = supervise.Stop(l.id, r.grace)
 	if l.tmux != "" {
 		_ = supervise.KillTmuxSession(l.tmux)
@@ -224,7 +263,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStarted, "Adopt", "adopted %s", id)
 		return r.procs.watch(key, id)
 	}
-	l, err := r.launch(ctx, w)
+	l, err := r.launch(ctx, w, manual)
 	if err != nil {
 		return r.startFailed(ctx, w, fmt.Errorf("launching %q: %w", w.Spec.Command[0], err))
 	}
@@ -300,7 +339,7 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 	var launchErr error
 	var launchedAt time.Time
 	if action == ActionRestart {
-		if l, launchErr = r.launch(ctx, w); launchErr != nil {
+		if l, launchErr = r.launch(ctx, w, true); launchErr != nil {
 			action = ActionNone
 		}
 		launchedAt = time.Now()

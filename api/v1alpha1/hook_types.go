@@ -104,6 +104,8 @@ type HookSpec struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) <= duration('8760h')",message="must be a duration of at most 8760h (365 days)"
 	StaleAfter *metav1.Duration `json:"staleAfter,omitempty"`
 
 	// CheckpointInterval is how often an interval checkpoint is taken while a
@@ -112,6 +114,8 @@ type HookSpec struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) <= duration('8760h')",message="must be a duration of at most 8760h (365 days)"
 	CheckpointInterval *metav1.Duration `json:"checkpointInterval,omitempty"`
 
 	// MaxCheckpoints is how many checkpoints are kept; older ones are pruned.
@@ -151,8 +155,10 @@ type Step struct {
 // ValidationCommand is one command that validates a step.
 type ValidationCommand struct {
 	// Command is the argv of the command, run without a shell in the workspace.
+	// Its first element, the program, may not be empty.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self[0] != ''",message="the program (the first element) may not be empty"
 	Command []string `json:"command"`
 
 	// Timeout bounds the command's run time; on expiry its process group is killed.
@@ -160,6 +166,8 @@ type ValidationCommand struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) <= duration('8760h')",message="must be a duration of at most 8760h (365 days)"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 }
 
@@ -169,16 +177,22 @@ type RetentionPolicy struct {
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) <= duration('8760h')",message="must be a duration of at most 8760h (365 days)"
 	Completed *metav1.Duration `json:"completed,omitempty"`
 	// Failed is how long a failed Hook is kept.
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) <= duration('8760h')",message="must be a duration of at most 8760h (365 days)"
 	Failed *metav1.Duration `json:"failed,omitempty"`
 	// Abandoned is how long an abandoned Hook is kept.
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) <= duration('8760h')",message="must be a duration of at most 8760h (365 days)"
 	Abandoned *metav1.Duration `json:"abandoned,omitempty"`
 }
 

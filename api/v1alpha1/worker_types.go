@@ -70,8 +70,10 @@ const WorkerCrashLimit = 20
 // +kubebuilder:validation:XValidation:rule="!has(self.tmux) || has(self.command)",message="tmux requires command"
 type WorkerSpec struct {
 	// Command is the argv of the agent process that tether launches and supervises.
+	// Its first element, the program, may not be empty.
 	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=256
+	// +kubebuilder:validation:XValidation:rule="size(self) == 0 || self[0] != ''",message="the program (the first element) may not be empty"
 	// +optional
 	Command []string `json:"command,omitempty"`
 
@@ -112,6 +114,8 @@ type WorkerSpec struct {
 	// +kubebuilder:default="2m0s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) <= duration('8760h')",message="must be a duration of at most 8760h (365 days)"
 	// +optional
 	HeartbeatTimeout *metav1.Duration `json:"heartbeatTimeout,omitempty"`
 
@@ -175,6 +179,8 @@ type RestartPolicy struct {
 	// +kubebuilder:default="10m0s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|µs|ms|s|m|h))+$') || duration(self) <= duration('8760h')",message="must be a duration of at most 8760h (365 days)"
 	// +optional
 	Window *metav1.Duration `json:"window,omitempty"`
 }

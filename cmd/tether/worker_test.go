@@ -20,9 +20,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -567,6 +569,27 @@ func TestAdoptedProcess(t *testing.T) {
 		t.Fatal("the process now holding the PID was touched")
 	}
 
+	// An adopted process is only watched: worker restart refuses it, and a
+	// Restarting phase written by hand does not stop it either.
+	if _, stderr, code := e.tether("worker", "restart", "adopted"); code != 1 || !strings.Contains(stderr, "tether only watches an adopted process") {
+		t.Fatalf("worker restart of an adopted worker: exit %d, %q; want 1 and the rule", code, stderr)
+	}
+	if got := e.worker("adopted"); got.Status.Phase != v1.WorkerRunning || got.Status.WindowStart != nil {
+		t.Fatalf("the refused restart changed the worker: phase %s windowStart %v", got.Status.Phase, got.Status.WindowStart)
+	}
+	forced := e.worker("adopted")
+	forced.Status.Phase = v1.WorkerRestarting
+	if err := e.c.Status().Update(context.Background(), forced); err != nil {
+		t.Fatal(err)
+	}
+	e.waitFor(10*time.Second, "a hand-written Restarting phase of an adopted worker to go back to Running", func() bool {
+		return e.worker("adopted").Status.Phase == v1.WorkerRunning
+	})
+	adoptedID := supervise.Identity{PID: int(w.Status.PID), StartTicks: w.Status.ProcessStartTicks, BootID: w.Status.BootID}
+	if alive, _ := adoptedID.Alive(); !alive {
+		t.Fatal("a restart request stopped the adopted process")
+	}
+
 	kill9(t, w.Status.PID)
 	e.waitFor(10*time.Second, "the adopted process's death to be recorded", func() bool {
 		got := e.worker("adopted")
@@ -616,4 +639,35 @@ func TestHeartbeatWorkerIsLost(t *testing.T) {
 		t.Fatalf("heartbeat: exit %d %q", code, stderr)
 	}
 	e.waitFor(10*time.Second, "a new heartbeat to bring it back", func() bool { return e.worker("remote").Status.Phase == v1.WorkerRunning })
+}
+
+// TestLaunchSurvivesKillingTetherRun kills `tether run` with SIGKILL at
+// random points around a Worker's creation, then starts it again, and
+// requires exactly one agent process per Worker: a launch that tether run
+// could not record is found by its token and adopted, not started twice.
+func TestLaunchSurvivesKillingTetherRun(t *testing.T) {
+	const tries = 12
+	e := newWorkerEnv(t)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 14))
+	for i := range tries {
+		name := fmt.Sprintf("agent-%d", i)
+		seconds := 200000 + i
+		e.startRun()
+		e.create(sleeper(name, seconds, false))
+		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
+		if err := e.run.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		_ = e.run.Wait()
+		e.run = nil
+		e.startRun()
+		w := e.waitRunning(name, 0)
+		// A second launch would be a shell for a moment before its exec.
+		time.Sleep(300 * time.Millisecond)
+		if n := processesRunning(t, "sleep", strconv.Itoa(seconds)); n != 1 {
+			t.Fatalf("try %d: %d agent processes for worker %s, want 1 (status pid %d)", i, n, name, w.Status.PID)
+		}
+		e.stopRun()
+		_ = syscall.Kill(int(w.Status.PID), syscall.SIGKILL)
+	}
 }

@@ -317,6 +317,87 @@ sed -i 's/maxAttempts: 7/maxAttempts: 9/' "$1"
 	if got, _ := os.ReadFile(task); string(got) != taskFile {
 		t.Errorf("the user's file changed during the scenario:\n%s", got)
 	}
+	applyFollowsKubectl(t, b, call, dir)
+}
+
+// applyFollowsKubectl checks the inputs where kubectl's apply and edit
+// refuse what tether once accepted (issue 14): no objects, generateName, a
+// stale resourceVersion, JSON that only YAML accepts, and a changed kind.
+func applyFollowsKubectl(t *testing.T, b backendUnderTest, call func(...string) tetherCall, dir string) {
+	hook := strings.Split(taskFile, "---")[1]
+	for _, tt := range []struct{ name, file, content string }{
+		{"empty file", "empty.yaml", ""},
+		{"only comments", "comments.yaml", "# nothing yet\n---\n# nor here\n---\n"},
+	} {
+		path := writeFile(t, filepath.Join(dir, tt.file), tt.content)
+		out, errOut, code := call("apply", "-f", path).run(t)
+		expectOutput(t, "apply of "+tt.name, out+errOut, code, 1, "error: no objects passed to apply")
+	}
+
+	generated := writeFile(t, filepath.Join(dir, "generated.yaml"), strings.Replace(hook, "name: write-docs", "generateName: gen-", 1))
+	out, errOut, code := call("apply", "-f", generated).run(t)
+	expectOutput(t, "apply with generateName", out+errOut, code, 1, generated+":6 (document 1): metadata.generateName: from gen-: cannot use generate name with apply")
+	var hooks agentsv1alpha1.HookList
+	if err := b.client.List(context.Background(), &hooks); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hooks.Items {
+		if strings.HasPrefix(h.Name, "gen-") {
+			t.Errorf("apply with generateName created %s", h.Name)
+		}
+	}
+
+	stale := writeFile(t, filepath.Join(dir, "stale.yaml"), strings.Replace(hook, "name: write-docs", "name: versioned", 1))
+	out, errOut, code = call("apply", "-f", stale).run(t)
+	expectOutput(t, "apply of versioned", out+errOut, code, 0, "hook.agents.tether.dev/versioned created")
+	old, _, _ := call("get", "hook", "versioned", "-o", "yaml").run(t)
+	newer := writeFile(t, filepath.Join(dir, "newer.yaml"), strings.Replace(old, "goal: document the login form", "goal: the newer goal", 1))
+	out, errOut, code = call("apply", "-f", newer).run(t)
+	expectOutput(t, "apply of the current resourceVersion", out+errOut, code, 0, "hook.agents.tether.dev/versioned configured")
+	older := writeFile(t, filepath.Join(dir, "older.yaml"), strings.Replace(old, "goal: document the login form", "goal: a stale goal", 1))
+	out, errOut, code = call("apply", "-f", older).run(t)
+	expectOutput(t, "apply of a stale resourceVersion", out+errOut, code, 2, "the object has been modified")
+	if h := mustHook(t, b.client, "versioned"); h.Spec.Goal != "the newer goal" {
+		t.Errorf("a stale resourceVersion overwrote the newer object: goal %q", h.Spec.Goal)
+	}
+
+	const jsonHook = `{
+  "apiVersion": "agents.tether.dev/v1alpha1",
+  "kind": "Hook",
+  "metadata": {"name": "from-json"},
+  "spec": {"goal": "g", "steps": [{"name": "one"}]}
+}
+`
+	trailing := writeFile(t, filepath.Join(dir, "trailing.json"), strings.Replace(jsonHook, `"one"}]`, `"one"},]`, 1))
+	out, errOut, code = call("apply", "-f", trailing).run(t)
+	expectOutput(t, "apply of JSON with a trailing comma", out+errOut, code, 1, trailing+":5 (document 1): invalid JSON")
+	if _, err := getHook(t, b.client, "from-json"); !apierrors.IsNotFound(err) {
+		t.Errorf("JSON with a trailing comma was applied: %v", err)
+	}
+	strict := writeFile(t, filepath.Join(dir, "strict.json"), jsonHook)
+	out, errOut, code = call("apply", "-f", strict).run(t)
+	expectOutput(t, "apply of strict JSON", out+errOut, code, 0, "hook.agents.tether.dev/from-json created")
+
+	seen := filepath.Join(dir, "kind-seen")
+	editor := writeScript(t, filepath.Join(dir, "kind-editor.sh"), `
+n=$(cat "$STATE" 2>/dev/null || echo 0); n=$((n+1)); echo $n > "$STATE"
+cp "$1" "$SEEN.$n"
+case $n in
+1) sed -i 's/^kind: Hook/kind: Worker/' "$1" ;;
+*) sed -i 's/^kind: Worker/kind: Hook/; s/goal: g$/goal: edited/' "$1" ;;
+esac
+`)
+	edit := call("edit", "hook", "from-json")
+	edit.env = []string{"KUBE_EDITOR=" + editor, "STATE=" + filepath.Join(dir, "kind-state"), "SEEN=" + seen}
+	out, errOut, code = edit.run(t)
+	expectOutput(t, "edit changing the kind", out+errOut, code, 0, "hook.agents.tether.dev/from-json edited")
+	reopened, _ := os.ReadFile(seen + ".2")
+	if !strings.Contains(string(reopened), `kind: the kind of an object cannot be changed (was "Hook", now "Worker")`) || strings.Contains(string(reopened), "unknown field") {
+		t.Errorf("the reopened editor does not say that the kind cannot change:\n%s", reopened)
+	}
+	if h := mustHook(t, b.client, "from-json"); h.Spec.Goal != "edited" {
+		t.Errorf("after the fixed edit: goal %q", h.Spec.Goal)
+	}
 }
 
 func TestApplyEditDeleteOnTheLocalStore(t *testing.T) {

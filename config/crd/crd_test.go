@@ -74,6 +74,13 @@ func TestCRDsAreValid(t *testing.T) {
 	}
 }
 
+// durationBound is the message of the CEL rule that bounds every duration
+// field, and programNotEmpty that of the rule on every argv.
+const (
+	durationBound   = "must be a duration of at most 8760h (365 days)"
+	programNotEmpty = "the program (the first element) may not be empty"
+)
+
 func TestCRDShape(t *testing.T) {
 	type column struct {
 		name     string
@@ -103,7 +110,12 @@ func TestCRDShape(t *testing.T) {
 			defaults: map[string]string{
 				"spec.maxAttempts": "3", "spec.steps[].validate[].timeout": `"10m0s"`,
 			},
-			validation: map[string]string{"spec": "step names must be unique"},
+			validation: map[string]string{
+				"spec": "step names must be unique", "spec.steps[].validate[].command": programNotEmpty,
+				"spec.staleAfter": durationBound, "spec.checkpointInterval": durationBound,
+				"spec.steps[].validate[].timeout": durationBound, "spec.retention.completed": durationBound,
+				"spec.retention.failed": durationBound, "spec.retention.abandoned": durationBound,
+			},
 		},
 		{
 			kind:      "Worker",
@@ -121,7 +133,10 @@ func TestCRDShape(t *testing.T) {
 				"spec.restart.auto": "false", "spec.restart.maxCrashes": "3", "spec.restart.window": `"10m0s"`,
 				"spec.clearAssigneeOnCrash": "true",
 			},
-			validation: map[string]string{"spec": "command, adopt and template are mutually exclusive"},
+			validation: map[string]string{
+				"spec": "command, adopt and template are mutually exclusive", "spec.command": programNotEmpty,
+				"spec.heartbeatTimeout": durationBound, "spec.restart.window": durationBound,
+			},
 		},
 		{
 			kind:      "Checkpoint",

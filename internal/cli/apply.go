@@ -65,6 +65,10 @@ A file with one bad document applies nothing. The files are only read.`,
 	return cmd
 }
 
+// errNoObjects is kubectl's error for files that hold no object at all
+// (empty, or only comments and document separators).
+var errNoObjects = errors.New("no objects passed to apply")
+
 // dryRunSuffix is what kubectl appends to a result line in a dry run.
 func dryRunSuffix(d apply.DryRun) string {
 	switch d {
@@ -108,12 +112,14 @@ func (o *applyOptions) run(cmd *cobra.Command, g *GlobalOptions) error {
 	}
 	var errs []error
 	out := cmd.OutOrStdout()
+	objects := 0
 	for _, src := range sources {
 		outcomes, err := a.ApplyFile(ctx, src, b.Scheme, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
+		objects += len(outcomes)
 		for _, oc := range outcomes {
 			if oc.Err != nil {
 				errs = append(errs, oc.Err)
@@ -121,6 +127,9 @@ func (o *applyOptions) run(cmd *cobra.Command, g *GlobalOptions) error {
 			}
 			fmt.Fprintf(out, "%s %s%s\n", b.objectRef(oc.Object), oc.Result, dryRunSuffix(dry))
 		}
+	}
+	if objects == 0 && len(errs) == 0 {
+		return errNoObjects
 	}
 	return commandErrors(cmd.ErrOrStderr(), errs)
 }

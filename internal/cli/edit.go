@@ -196,6 +196,9 @@ func runEdit(cmd *cobra.Command, g *GlobalOptions, args []string) error {
 // the object being edited. A problem comes back as the second result, to be
 // shown to the user in the reopened editor.
 func decodeEdit(path string, edited []byte, b *Backend, orig *unstructured.Unstructured) (*unstructured.Unstructured, error) {
+	if err := sameType(path, edited, orig); err != nil {
+		return nil, err
+	}
 	docs, err := manifest.Decode(path, edited, b.Scheme)
 	if err != nil {
 		return nil, err
@@ -216,6 +219,29 @@ func decodeEdit(path string, edited []byte, b *Backend, orig *unstructured.Unstr
 		return nil, fmt.Errorf("metadata.namespace: the namespace cannot be changed (was %q)", orig.GetNamespace())
 	}
 	return u, nil
+}
+
+// sameType refuses an edit that changes apiVersion or kind before the strict
+// decode, which would otherwise report every field as unknown to the new kind.
+func sameType(path string, edited []byte, orig *unstructured.Unstructured) error {
+	var tm struct {
+		APIVersion any `json:"apiVersion"`
+		Kind       any `json:"kind"`
+	}
+	if yaml.Unmarshal(edited, &tm) != nil {
+		return nil // the strict decode reports the syntax error, with its line
+	}
+	for _, f := range []struct {
+		field string
+		got   any
+		was   string
+	}{{"kind", tm.Kind, orig.GetKind()}, {"apiVersion", tm.APIVersion, orig.GetAPIVersion()}} {
+		if s, ok := f.got.(string); ok && s != f.was {
+			line := manifest.FieldLine(edited, f.field)
+			return fmt.Errorf("%s:%d: %s: the %s of an object cannot be changed (was %q, now %q)", path, line, f.field, f.field, f.was, s)
+		}
+	}
+	return nil
 }
 
 func withoutStatus(u *unstructured.Unstructured) map[string]any {

@@ -60,11 +60,17 @@ stopped (SIGTERM, then SIGKILL after a grace period) and started again; a
 crashed or crash-looping one is started. Crashes before now no longer count
 against spec.restart.maxCrashes.
 
+An adopted Worker (spec.adopt.pid) is refused: tether only watches a process
+it did not launch, and cannot start it again.
+
 The restart happens when tether run serving the Worker sees the request.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			host, _ := os.Hostname()
 			err := updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
+				if w.Spec.Adopt != nil {
+					return fmt.Errorf("worker %s adopted pid %d: tether only watches an adopted process and never stops or starts it; restart that process yourself, then set spec.adopt.pid to the new one (tether apply or tether edit)", w.Name, w.Spec.Adopt.PID)
+				}
 				if w.Spec.Template == nil && w.Status.Host != "" && w.Status.Host != host {
 					return fmt.Errorf("worker %s runs on host %s: restart it there", w.Name, w.Status.Host)
 				}

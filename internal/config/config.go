@@ -29,9 +29,9 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/yaml"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/fieldpath"
 )
 
 // HomeEnv names the environment variable of tether's home directory, which
@@ -72,6 +72,9 @@ const (
 	DefaultCompletedTTL       = 30 * 24 * time.Hour
 	DefaultFailedTTL          = 30 * 24 * time.Hour
 	DefaultAbandonedTTL       = 7 * 24 * time.Hour
+	// MaxDuration bounds every duration of the file, as the CRDs bound
+	// every duration of a spec (see docs/api.md).
+	MaxDuration = 8760 * time.Hour
 	// DefaultAgentMaxConsecutive is agentLoop.maxConsecutive: how many Stop
 	// continuations in a row one agent session gets. Claude Code ends a turn
 	// itself after 8 consecutive blocks without telling the hook; 6 keeps
@@ -214,6 +217,10 @@ func Load(path string) (*Config, error) {
 		return nil, fmt.Errorf("reading tether config: %w", err)
 	}
 	if err := Parse(data, filepath.Dir(path), cfg); err != nil {
+		var ferr *fieldpath.Error
+		if errors.As(err, &ferr) && ferr.Line > 0 {
+			return nil, fmt.Errorf("tether config %s:%d: %w", path, ferr.Line, &fieldpath.Error{Field: ferr.Field, Err: ferr.Err})
+		}
 		return nil, fmt.Errorf("tether config %s: %w", path, err)
 	}
 	cfg.File = path
@@ -224,8 +231,12 @@ func Load(path string) (*Config, error) {
 // relative directories are resolved against base.
 func Parse(data []byte, base string, cfg *Config) error {
 	var file Config
-	if err := yaml.UnmarshalStrict(data, &file); err != nil {
+	root, err := fieldpath.DecodeYAML(data, &file)
+	if err != nil {
 		return err
+	}
+	invalid := func(field, format string, args ...any) error {
+		return &fieldpath.Error{Line: fieldpath.Line(root, field), Field: field, Err: fmt.Errorf(format, args...)}
 	}
 	durations := []struct {
 		field string
@@ -241,11 +252,14 @@ func Parse(data []byte, base string, cfg *Config) error {
 	}
 	for _, d := range durations {
 		if d.from.Duration < 0 {
-			return fmt.Errorf("%s: %s is negative", d.field, d.from.Duration)
+			return invalid(d.field, "%s is negative", d.from.Duration)
+		}
+		if d.from.Duration > MaxDuration {
+			return invalid(d.field, "%s is longer than %s", d.from.Duration, MaxDuration)
 		}
 	}
 	if file.MaxCheckpoints < 0 {
-		return fmt.Errorf("maxCheckpoints: %d is negative", file.MaxCheckpoints)
+		return invalid("maxCheckpoints", "%d is negative", file.MaxCheckpoints)
 	}
 	for _, d := range durations {
 		if d.from.Duration > 0 {
@@ -253,10 +267,10 @@ func Parse(data []byte, base string, cfg *Config) error {
 		}
 	}
 	if file.AgentLoop.MaxConsecutive < 0 {
-		return fmt.Errorf("agentLoop.maxConsecutive: %d is negative", file.AgentLoop.MaxConsecutive)
+		return invalid("agentLoop.maxConsecutive", "%d is negative", file.AgentLoop.MaxConsecutive)
 	}
 	if file.AgentLoop.MaxPerHook < 0 {
-		return fmt.Errorf("agentLoop.maxPerHook: %d is negative", file.AgentLoop.MaxPerHook)
+		return invalid("agentLoop.maxPerHook", "%d is negative", file.AgentLoop.MaxPerHook)
 	}
 	if file.AgentLoop.MaxConsecutive > 0 {
 		cfg.AgentLoop.MaxConsecutive = file.AgentLoop.MaxConsecutive

@@ -17,6 +17,7 @@ limitations under the License.
 package config_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,7 +59,7 @@ func TestLoad(t *testing.T) {
 		{name: "negative duration", file: "retention:\n  failed: -1s\n", wantErr: "retention.failed"},
 		{name: "bad duration", file: "checkpointInterval: soon\n", wantErr: "soon"},
 		{name: "negative count", file: "maxCheckpoints: -2\n", wantErr: "maxCheckpoints"},
-		{name: "bad yaml", file: "staleAfter: [1m\n", wantErr: "line"},
+		{name: "bad yaml", file: "staleAfter: [1m\n", wantErr: "config.yaml:1: did not find expected"},
 	}
 	path := filepath.Join(home, config.FileName)
 	for _, c := range cases {
@@ -201,6 +202,50 @@ func TestAgentLoop(t *testing.T) {
 		}
 		if err != nil || cfg.AgentLoop.MaxConsecutive != c.consecutive || cfg.AgentLoop.MaxPerHook != c.perHook {
 			t.Errorf("%q: %+v, %v; want %d, %d", c.yaml, cfg.AgentLoop, err, c.consecutive, c.perHook)
+		}
+	}
+}
+
+// TestDurationErrorsNameFieldAndLine sets each duration of the file to values
+// that are not a duration, are out of range or overflow Go's time.Duration,
+// and requires the error to say FILE:LINE: FIELD.
+func TestDurationErrorsNameFieldAndLine(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv(config.HomeEnv, home)
+	const file = "# tether defaults\nstaleAfter: 5m\ncheckpointInterval: 5m\nmaxCheckpoints: 10\nretention:\n  completed: 720h\n  failed: 720h\n  abandoned: 168h\n"
+	fields := []struct {
+		old, key, field string
+		line            int
+	}{
+		{"staleAfter: 5m", "staleAfter", "staleAfter", 2},
+		{"checkpointInterval: 5m", "checkpointInterval", "checkpointInterval", 3},
+		{"completed: 720h", "completed", "retention.completed", 6},
+		{"failed: 720h", "failed", "retention.failed", 7},
+		{"abandoned: 168h", "abandoned", "retention.abandoned", 8},
+	}
+	values := []struct{ value, want string }{
+		{"2562048h", `invalid duration "2562048h"`},
+		{"99999999999999999999h", "invalid duration"},
+		{"soon", `invalid duration "soon"`},
+		{"8761h", "is longer than 8760h0m0s"},
+		{"-1s", "is negative"},
+		{"[5m]", "invalid value: array"},
+		{"300", "invalid value: number"},
+	}
+	path := filepath.Join(home, config.FileName)
+	for _, f := range fields {
+		for _, v := range values {
+			t.Run(f.field+"="+v.value, func(t *testing.T) {
+				data := strings.Replace(file, f.old, f.key+": "+v.value, 1)
+				if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				_, err := config.Load("")
+				prefix := fmt.Sprintf("tether config %s:%d: %s: ", path, f.line, f.field)
+				if err == nil || !strings.HasPrefix(err.Error(), prefix) || !strings.Contains(err.Error(), v.want) {
+					t.Fatalf("error %v; want %q followed by %q", err, prefix, v.want)
+				}
+			})
 		}
 	}
 }

@@ -21,6 +21,7 @@ package validation
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -29,6 +30,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -77,8 +79,9 @@ type Options struct {
 	// Env is the commands' environment; nil means the caller's.
 	Env []string
 	// WaitDelay bounds how long output is still read after the command
-	// exited or was killed, for descendants that escaped its process group
-	// but hold its output open. Zero means 5s.
+	// and every descendant carrying its token were killed, for a descendant
+	// that removed the token from its environment but holds the output
+	// open. Zero means 5s.
 	WaitDelay time.Duration
 	// OnStart, when set, is called before each command starts.
 	OnStart func(index int, cmd v1.ValidationCommand)
@@ -86,8 +89,15 @@ type Options struct {
 
 // Run runs cmds one after another in workspace, each without a shell, in a
 // process group of its own and bounded by its timeout, and stops after the
-// first command that does not pass. On timeout, and when ctx is cancelled,
-// the command's whole process group is killed. Cancellation returns the
+// first command that does not pass. On timeout, when ctx is cancelled and
+// when the command exits, the command's whole process tree is killed: its
+// process group, and every descendant that left it (setsid, a double fork),
+// found by the token in its environment (TokenEnv); the calling process is
+// made a child subreaper, so such descendants are reparented to it and
+// reaped rather than left to init. Run is for short-lived processes such
+// as `tether step done`: a long-running supervisor would collect the
+// orphans of every process it started. The group leader gets SIGKILL when
+// the calling thread dies (Pdeathsig). Cancellation returns the
 // results of the commands that finished with ctx's error; the interrupted
 // command has no result.
 func Run(ctx context.Context, workspace string, cmds []v1.ValidationCommand, opts Options) ([]Result, error) {
@@ -130,34 +140,83 @@ func runOne(ctx context.Context, workspace string, c v1.ValidationCommand, opts 
 	}
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-
-	outHash, errHash := sha256.New(), sha256.New()
-	cmd := exec.CommandContext(runCtx, c.Command[0], c.Command[1:]...)
-	cmd.Dir = workspace
-	cmd.Env = opts.Env
-	cmd.Stdout = tee(outHash, opts.Stdout)
-	cmd.Stderr = tee(errHash, opts.Stderr)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return killGroup(cmd.Process.Pid) }
-	cmd.WaitDelay = opts.WaitDelay
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = 5 * time.Second
+	waitDelay := opts.WaitDelay
+	if waitDelay == 0 {
+		waitDelay = 5 * time.Second
 	}
+	becomeSubreaper()
 
 	r := Result{Command: append([]string(nil), c.Command...)}
+	outHash, errHash := sha256.New(), sha256.New()
+	token, err := newToken()
+	if err != nil {
+		return notStarted(r, err)
+	}
+	env := opts.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return notStarted(r, err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		_ = outR.Close()
+		_ = outW.Close()
+		return notStarted(r, err)
+	}
+	cmd := exec.Command(c.Command[0], c.Command[1:]...)
+	cmd.Dir = workspace
+	cmd.Env = append(append([]string(nil), env...), TokenEnv+"="+token)
+	// The command's own pipes, read here, rather than exec's: its Wait would
+	// wait for every descendant holding them, up to WaitDelay, before the
+	// descendants could be killed.
+	cmd.Stdout, cmd.Stderr = outW, errW
+	// Pdeathsig ties the group leader to this thread: a SIGKILLed `step done`
+	// does not leave its validation running. The thread stays locked until
+	// the command is reaped, because Pdeathsig fires when the forking thread
+	// ends, not the process.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
 	start := time.Now()
 	r.StartedAt = start
-	err := cmd.Start()
+	err = cmd.Start()
+	_ = outW.Close()
+	_ = errW.Close()
+	copied := make(chan struct{}, 2)
+	for _, p := range []struct {
+		from *os.File
+		to   io.Writer
+	}{{outR, tee(outHash, opts.Stdout)}, {errR, tee(errHash, opts.Stderr)}} {
+		go func() {
+			_, _ = io.Copy(p.to, p.from)
+			copied <- struct{}{}
+		}()
+	}
+	stopped := false
 	if err == nil {
-		err = cmd.Wait()
-		// Descendants left in the group would outlive the validation they belong to.
-		_ = killGroup(cmd.Process.Pid)
+		exited := make(chan error, 1)
+		go func() { exited <- cmd.Wait() }()
+		select {
+		case err = <-exited:
+		case <-runCtx.Done():
+			stopped = true
+			killTree(cmd.Process.Pid, token)
+			err = <-exited
+		}
+		// Descendants left behind, in the group or in a session of their
+		// own, would outlive the validation they belong to.
+		killTree(cmd.Process.Pid, token)
 	}
 	r.FinishedAt = time.Now()
 	r.Duration = r.FinishedAt.Sub(start)
+	drain(copied, waitDelay, outR, errR)
 	r.StdoutSHA256 = hex.EncodeToString(outHash.Sum(nil))
 	r.StderrSHA256 = hex.EncodeToString(errHash.Sum(nil))
-	r.TimedOut = errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	r.TimedOut = stopped && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
 
 	var exitErr *exec.ExitError
 	switch {
@@ -174,13 +233,40 @@ func runOne(ctx context.Context, workspace string, c v1.ValidationCommand, opts 
 	return r
 }
 
-// killGroup kills the process group led by pid. A group that is already
-// gone is not an error.
-func killGroup(pid int) error {
-	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-		return fmt.Errorf("killing process group %d: %w", pid, err)
+// drain waits for both output copies to reach the end of their pipe, at
+// most delay: a descendant that dropped the token from its environment may
+// still hold a pipe open. The pipes are closed either way.
+func drain(copied <-chan struct{}, delay time.Duration, pipes ...*os.File) {
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	for range pipes {
+		select {
+		case <-copied:
+		case <-timer.C:
+			for _, p := range pipes {
+				_ = p.Close()
+			}
+			<-copied
+		}
 	}
-	return nil
+	for _, p := range pipes {
+		_ = p.Close()
+	}
+}
+
+func notStarted(r Result, err error) Result {
+	r.StartedAt = time.Now()
+	r.FinishedAt = r.StartedAt
+	r.ExitCode, r.Err = ExitNotStarted, err
+	return r
+}
+
+func newToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 func tee(h hash.Hash, w io.Writer) io.Writer {

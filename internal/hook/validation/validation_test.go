@@ -22,6 +22,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -182,7 +183,7 @@ func waitGone(t *testing.T, file string) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("descendant %d survived the process-group kill", pid)
@@ -229,4 +230,92 @@ func TestCancelKillsTheProcessGroupAndReturnsTheError(t *testing.T) {
 		t.Fatalf("%d results after %d starts, want the first command's only", len(results), started)
 	}
 	waitGone(t, pidFile)
+}
+
+// TestSetsidDescendantsAreKilled: a descendant that leaves the process group
+// with setsid (and so escapes a group kill) is killed with the command, and
+// does not hold the command's output open: the timeout is honoured within a
+// small margin, and a command that exits returns at once.
+func TestSetsidDescendantsAreKilled(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Fatalf("setsid(1) is needed: %v", err)
+	}
+	const timeout = 500 * time.Millisecond
+	const margin = time.Second
+	tests := []struct {
+		name     string
+		script   string
+		timedOut bool
+		maxTime  time.Duration
+	}{
+		{"at the timeout", "setsid sleep 30 & echo $! > grandchild.pid; sleep 30", true, timeout + margin},
+		{"when the command exits", "setsid sleep 30 & echo $! > grandchild.pid; echo done", false, margin},
+		{"a double fork into a new session", "setsid sh -c 'sleep 30 & echo $! > grandchild.pid; wait' & sleep 30", true, timeout + margin},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := t.TempDir()
+			start := time.Now()
+			results, err := validation.Run(context.Background(), ws, []v1.ValidationCommand{sh(tt.script, timeout)}, validation.Options{})
+			elapsed := time.Since(start)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if results[0].TimedOut != tt.timedOut {
+				t.Errorf("timed out %v, want %v: %+v", results[0].TimedOut, tt.timedOut, results[0])
+			}
+			if elapsed > tt.maxTime {
+				t.Errorf("Run took %v, want at most %v", elapsed, tt.maxTime)
+			}
+			pidFile := filepath.Join(ws, "grandchild.pid")
+			for deadline := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(pidFile); err == nil || time.Now().After(deadline) {
+					break
+				}
+			}
+			waitGone(t, pidFile)
+		})
+	}
+}
+
+// TestValidationDiesWithItsParent SIGKILLs a process running a validation
+// (this test binary, re-executed) and requires the validation to die with it.
+func TestValidationDiesWithItsParent(t *testing.T) {
+	if ws := os.Getenv("VALIDATION_PARENT_WORKSPACE"); ws != "" {
+		_, _ = validation.Run(context.Background(), ws, []v1.ValidationCommand{sh("echo $$ > leader.pid; exec sleep 30", time.Minute)}, validation.Options{})
+		return
+	}
+	ws := t.TempDir()
+	parent := exec.Command(os.Args[0], "-test.run=^TestValidationDiesWithItsParent$")
+	parent.Env = append(os.Environ(), "VALIDATION_PARENT_WORKSPACE="+ws)
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pidFile := filepath.Join(ws, "leader.pid")
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = parent.Process.Kill()
+			t.Fatal("the validation did not start")
+		}
+	}
+	if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = parent.Wait()
+	waitGone(t, pidFile)
+}
+
+// zombie reports whether pid has exited and waits to be reaped: a test
+// process that ran a validation is a subreaper, and the children of a
+// killed helper process end up as its zombies.
+func zombie(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, after, ok := strings.Cut(string(data), ") ")
+	return ok && strings.HasPrefix(after, "Z")
 }

@@ -124,6 +124,9 @@ func (a *Applier) Object(doc manifest.Document, opts Options) (*unstructured.Uns
 	if err := u.UnmarshalJSON(doc.JSON); err != nil {
 		return nil, err
 	}
+	if u.GetName() == "" && u.GetGenerateName() != "" {
+		return nil, &FieldError{Field: "metadata.generateName", Err: fmt.Errorf("from %s: cannot use generate name with apply", u.GetGenerateName())}
+	}
 	gvk := u.GroupVersionKind()
 	mapping, err := a.Mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
 	if err != nil {
@@ -157,6 +160,19 @@ func (a *Applier) Object(doc manifest.Document, opts Options) (*unstructured.Uns
 	}
 	return u, nil
 }
+
+// FieldError is a configuration refused by apply itself, before anything is
+// sent, because of one field.
+type FieldError struct {
+	// Field is the JSON path of the field.
+	Field string
+	// Err says what is wrong with it.
+	Err error
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Err.Error() }
+
+func (e *FieldError) Unwrap() error { return e.Err }
 
 // modifiedConfiguration returns obj's JSON carrying its own serialization,
 // without the annotation, in the last-applied annotation, as kubectl's

@@ -218,3 +218,58 @@ func TestABadDocumentAppliesNothingFromItsFile(t *testing.T) {
 		t.Errorf("document 1 was applied: %v", err)
 	}
 }
+
+// TestApplyRefusesWhatKubectlRefuses: a generateName without a name, and a
+// resourceVersion older than the live object's, are refused, changing nothing.
+func TestApplyRefusesWhatKubectlRefuses(t *testing.T) {
+	f := newFixture(t)
+	if _, err := f.apply(t, hookYAML, apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	first := f.hook(t).ResourceVersion
+	if _, err := f.apply(t, strings.Replace(hookYAML, "first goal", "second goal", 1), apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, yaml, want string
+		line             int
+		conflict         bool
+	}{
+		{
+			name: "generateName", yaml: strings.Replace(hookYAML, "  name: h\n", "  generateName: h-\n", 1),
+			want: "metadata.generateName: from h-: cannot use generate name with apply", line: 4,
+		},
+		{
+			name: "generateName and a name", yaml: strings.Replace(strings.Replace(hookYAML, "  name: h\n", "  name: h\n  generateName: h-\n", 1), "first goal", "second goal", 1),
+		},
+		{
+			name: "stale resourceVersion", yaml: strings.Replace(strings.Replace(hookYAML, "  name: h\n", "  name: h\n  resourceVersion: \""+first+"\"\n", 1), "first goal", "stale goal", 1),
+			want: "the object has been modified", conflict: true,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := f.hook(t)
+			_, err := f.apply(t, tt.yaml, apply.Options{})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("error %v, want one containing %q", err, tt.want)
+			}
+			if tt.conflict != apierrors.IsConflict(err) {
+				t.Errorf("conflict %v, want %v: %v", apierrors.IsConflict(err), tt.conflict, err)
+			}
+			var ae *apply.Error
+			if tt.line != 0 && (!errors.As(err, &ae) || ae.Line != tt.line) {
+				t.Errorf("error %v, want it at line %d", err, tt.line)
+			}
+			if after := f.hook(t); after.ResourceVersion != before.ResourceVersion || after.Spec.Goal != "second goal" {
+				t.Errorf("the refused apply changed the hook: goal %q, resourceVersion %s -> %s", after.Spec.Goal, before.ResourceVersion, after.ResourceVersion)
+			}
+		})
+	}
+}

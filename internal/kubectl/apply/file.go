@@ -171,7 +171,12 @@ func (a *Applier) Objects(src Source, scheme *runtime.Scheme, opts Options) ([]m
 	objs := make([]*unstructured.Unstructured, len(docs))
 	for i, d := range docs {
 		if objs[i], err = a.Object(d, opts); err != nil {
-			return nil, nil, &Error{Source: src.Name, Line: d.Line, Index: d.Index, Err: err, NothingApplied: src.Name}
+			line := d.Line
+			var ferr *FieldError
+			if errors.As(err, &ferr) {
+				line = d.FieldLine(ferr.Field)
+			}
+			return nil, nil, &Error{Source: src.Name, Line: line, Index: d.Index, Err: err, NothingApplied: src.Name}
 		}
 	}
 	return docs, objs, nil

@@ -21,9 +21,11 @@ package manifest
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"regexp"
 	"strconv"
@@ -35,6 +37,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tether-dev/tether/internal/fieldpath"
 )
 
 // Document is one decoded YAML document of a manifest.
@@ -111,7 +115,15 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // Decode splits data into YAML documents and decodes each strictly into the
 // Go type that scheme registers for its apiVersion and kind. Empty documents
 // are skipped. It fails on the first bad document and returns no documents then.
+//
+// A source whose name ends in ".json" is JSON, one object or a stream of
+// them, and is parsed as strict JSON first: a trailing comma, a comment or
+// anything else JSON refuses is an error with its line, although YAML would
+// accept it.
 func Decode(source string, data []byte, scheme *runtime.Scheme) ([]Document, error) {
+	if strings.EqualFold(filepath.Ext(source), ".json") {
+		return decodeJSON(source, data, scheme)
+	}
 	dec := yamlv3.NewDecoder(bytes.NewReader(data))
 	var docs []Document
 	for index := 0; ; index++ {
@@ -132,6 +144,50 @@ func Decode(source string, data []byte, scheme *runtime.Scheme) ([]Document, err
 		}
 		docs = append(docs, doc)
 	}
+}
+
+// decodeJSON checks each JSON value of data with a JSON parser, then decodes
+// it as its YAML document, padded with newlines so that its lines are the
+// file's.
+func decodeJSON(source string, data []byte, scheme *runtime.Scheme) ([]Document, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var docs []Document
+	for index := 0; ; index++ {
+		var raw json.RawMessage
+		err := dec.Decode(&raw)
+		if errors.Is(err, io.EOF) {
+			return docs, nil
+		}
+		if err != nil {
+			return nil, jsonSyntaxError(source, index, data, dec.InputOffset(), err)
+		}
+		start := int(dec.InputOffset()) - len(raw)
+		line := 1 + bytes.Count(data[:start], []byte("\n"))
+		padded := append(bytes.Repeat([]byte("\n"), line-1), raw...)
+		var node yamlv3.Node
+		if err := yamlv3.Unmarshal(padded, &node); err != nil {
+			return nil, syntaxError(source, index, err)
+		}
+		doc, err := decodeDocument(source, index, &node, scheme)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, doc)
+	}
+}
+
+// jsonSyntaxError locates a JSON parser's error by its byte offset.
+func jsonSyntaxError(source string, index int, data []byte, offset int64, err error) error {
+	var syn *json.SyntaxError
+	if errors.As(err, &syn) {
+		offset = syn.Offset
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		offset, err = int64(len(data)), errors.New("unexpected end of JSON input")
+	}
+	offset = min(max(offset, 0), int64(len(data)))
+	line := 1 + bytes.Count(bytes.TrimRight(data[:offset], "\n"), []byte("\n"))
+	return &Error{Source: source, Line: line, Index: index, Err: fmt.Errorf("invalid JSON: %s", strings.TrimPrefix(err.Error(), "json: "))}
 }
 
 func syntaxError(source string, index int, err error) error {
@@ -209,7 +265,10 @@ func decodeDocument(source string, index int, node *yamlv3.Node, scheme *runtime
 	}
 	strict, err := kjson.UnmarshalStrict(js, cobj)
 	if err != nil {
-		field := typeErrorField(err)
+		field := fieldpath.Of(js, reflect.TypeOf(cobj))
+		if field == "" {
+			field = typeErrorField(err)
+		}
 		return fail(field, cleanJSONError(err))
 	}
 	if len(strict) > 0 {
@@ -242,14 +301,7 @@ func typeErrorField(err error) string {
 	return f.String()
 }
 
-var typeErrorText = regexp.MustCompile(`^json: cannot unmarshal (.*) into Go struct field \S+ of type (.*)$`)
-
-func cleanJSONError(err error) error {
-	if m := typeErrorText.FindStringSubmatch(err.Error()); m != nil {
-		return fmt.Errorf("invalid value: %s, expected %s", m[1], m[2])
-	}
-	return errors.New(strings.TrimPrefix(err.Error(), "json: "))
-}
+func cleanJSONError(err error) error { return fieldpath.Clean(err) }
 
 func kindName(n *yamlv3.Node) string {
 	switch n.Kind {
@@ -299,69 +351,5 @@ func findDuplicateKey(n *yamlv3.Node, path string) *duplicateKey {
 	return nil
 }
 
-var pathSegment = regexp.MustCompile(`([^.\[\]]+)|\[(\d+)\]`)
-
-// lineOf returns the line of the node at the JSON path field below root, or
-// of the deepest node on the way there. Path segments without an index
-// that cross a list descend into the first element holding the next key.
-func lineOf(root *yamlv3.Node, field string) int {
-	line := root.Line
-	n := root
-	for _, m := range pathSegment.FindAllStringSubmatch(field, -1) {
-		key, idx := m[1], m[2]
-		if n.Kind == yamlv3.SequenceNode && key != "" {
-			var found *yamlv3.Node
-			for _, item := range n.Content {
-				if mappingValue(item, key) != nil {
-					found = item
-					break
-				}
-			}
-			if found == nil {
-				return line
-			}
-			n = found
-		}
-		switch {
-		case idx != "":
-			i, _ := strconv.Atoi(idx)
-			if n.Kind != yamlv3.SequenceNode || i >= len(n.Content) {
-				return line
-			}
-			n = n.Content[i]
-			line = n.Line
-		default:
-			k := mappingKey(n, key)
-			if k == nil {
-				return line
-			}
-			line = k.Line
-			n = mappingValue(n, key)
-		}
-	}
-	return line
-}
-
-func mappingKey(n *yamlv3.Node, key string) *yamlv3.Node {
-	if n.Kind != yamlv3.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i]
-		}
-	}
-	return nil
-}
-
-func mappingValue(n *yamlv3.Node, key string) *yamlv3.Node {
-	if n.Kind != yamlv3.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
-}
+// lineOf returns the line of the field at a JSON path below root.
+func lineOf(root *yamlv3.Node, field string) int { return fieldpath.Line(root, field) }

@@ -229,3 +229,67 @@ func TestFixtures(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeJSON parses a .json source as strict JSON, with the lines of the
+// file in every error.
+func TestDecodeJSON(t *testing.T) {
+	const hook = `{
+  "apiVersion": "agents.tether.dev/v1alpha1",
+  "kind": "Hook",
+  "metadata": {"name": "NAME"},
+  "spec": {
+    "goal": "g",
+    "staleAfter": "STALE",
+    "steps": [{"name": "one"}]
+  }
+}
+`
+	doc := func(name, stale string) string {
+		return strings.NewReplacer("NAME", name, "STALE", stale).Replace(hook)
+	}
+	tests := []struct {
+		name, input, wantErr, wantField string
+		wantLine                        int
+		wantNames                       []string
+	}{
+		{name: "one object", input: doc("a", "5m"), wantNames: []string{"a"}},
+		{name: "a stream of objects", input: doc("a", "5m") + doc("b", "1m"), wantNames: []string{"a", "b"}},
+		{name: "empty", input: "", wantNames: nil},
+		{name: "trailing comma", input: strings.Replace(doc("a", "5m"), `"name": "one"}]`, `"name": "one"},]`, 1), wantLine: 8, wantErr: "invalid JSON: invalid character ']'"},
+		{name: "trailing comma in the second object", input: doc("a", "5m") + strings.Replace(doc("b", "5m"), `"g",`, `"g",,`, 1), wantLine: 16, wantErr: "invalid JSON"},
+		{name: "comment", input: "# a comment\n" + doc("a", "5m"), wantLine: 1, wantErr: "invalid JSON"},
+		{name: "YAML is not JSON", input: "apiVersion: agents.tether.dev/v1alpha1\n", wantLine: 1, wantErr: "invalid JSON"},
+		{name: "truncated", input: doc("a", "5m")[:40], wantLine: 2, wantErr: "unexpected end of JSON input"},
+		{name: "bad duration in the second object", input: doc("a", "5m") + doc("b", "2562048h"), wantLine: 17, wantField: "spec.staleAfter", wantErr: "invalid duration"},
+		{name: "duplicate key", input: strings.Replace(doc("a", "5m"), `"goal": "g",`, `"goal": "g", "goal": "h",`, 1), wantLine: 6, wantField: "spec.goal", wantErr: "duplicate field"},
+	}
+	scheme := newScheme(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := manifest.Decode("task.json", []byte(tt.input), scheme)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var names []string
+				for _, d := range docs {
+					names = append(names, d.Object.GetName())
+				}
+				if strings.Join(names, ",") != strings.Join(tt.wantNames, ",") {
+					t.Fatalf("names %v, want %v", names, tt.wantNames)
+				}
+				return
+			}
+			var derr *manifest.Error
+			if !errors.As(err, &derr) {
+				t.Fatalf("error %v is not a *manifest.Error", err)
+			}
+			if derr.Line != tt.wantLine || derr.Field != tt.wantField || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("got %v (line %d, field %q); want line %d, field %q, containing %q", err, derr.Line, derr.Field, tt.wantLine, tt.wantField, tt.wantErr)
+			}
+		})
+	}
+	if _, err := manifest.Decode("task.yaml", []byte(strings.Replace(doc("a", "5m"), `"one"}]`, `"one"},]`, 1)), scheme); err != nil {
+		t.Errorf("YAML flow syntax with a trailing comma, in a .yaml file, was refused: %v", err)
+	}
+}

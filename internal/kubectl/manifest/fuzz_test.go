@@ -32,9 +32,22 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte("a: &x [*x]\n"))
 	f.Add([]byte("{\"apiVersion\": 1}"))
 	f.Add([]byte("- [\n"))
+	fuzzDecode(f, "fuzz.yaml")
+}
+
+// FuzzDecodeJSON checks the same of a .json source, parsed as strict JSON.
+func FuzzDecodeJSON(f *testing.F) {
+	f.Add([]byte(`{"apiVersion": "agents.tether.dev/v1alpha1", "kind": "Hook", "metadata": {"name": "a"}, "spec": {"goal": "g", "steps": [{"name": "one"}]}}`))
+	f.Add([]byte(`{"apiVersion": "agents.tether.dev/v1alpha1", "kind": "Hook", "metadata": {"name": "a",}}`))
+	f.Add([]byte(`{"a": 1}{"b": [2,]}`))
+	f.Add([]byte(`{"apiVersion": "agents.tether.dev/v1alpha1", "kind": "Worker", "metadata": {"name": "w"}, "spec": {"command": ["sleep"], "restart": {"window": "2562048h"}}}`))
+	fuzzDecode(f, "fuzz.json")
+}
+
+func fuzzDecode(f *testing.F, source string) {
 	scheme := newScheme(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		docs, err := manifest.Decode("fuzz.yaml", data, scheme)
+		docs, err := manifest.Decode(source, data, scheme)
 		if err != nil {
 			var derr *manifest.Error
 			if !errors.As(err, &derr) {

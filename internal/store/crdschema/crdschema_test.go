@@ -336,6 +336,25 @@ func TestValidateCreate(t *testing.T) {
 			want:   []wantErr{{"spec.staleAfter", field.ErrorTypeInvalid, "should match"}},
 		},
 		{
+			name: "validate program empty", gvk: hookGVK, yaml: hookYAML,
+			mutate: set("spec.steps", `[{"name": "vet", "validate": [{"command": ["", "vet"]}]}]`),
+			want:   []wantErr{{"spec.steps[0].validate[0].command", field.ErrorTypeInvalid, "the program (the first element) may not be empty"}},
+		},
+		{
+			name: "validate empty argument after the program", gvk: hookGVK, yaml: hookYAML,
+			mutate: set("spec.steps", `[{"name": "vet", "validate": [{"command": ["grep", "", "f"]}]}]`),
+		},
+		{
+			name: "worker program empty", gvk: workerGVK, yaml: workerYAML,
+			mutate: set("spec.command", `[""]`),
+			want:   []wantErr{{"spec.command", field.ErrorTypeInvalid, "the program (the first element) may not be empty"}},
+		},
+		{
+			name: "validate command empty list", gvk: hookGVK, yaml: hookYAML,
+			mutate: set("spec.steps", `[{"name": "vet", "validate": [{"command": []}]}]`),
+			want:   []wantErr{{"spec.steps[0].validate[0].command", field.ErrorTypeInvalid, "should have at least 1 items"}},
+		},
+		{
 			name: "minimum", gvk: hookGVK, yaml: hookYAML,
 			mutate: set("spec.maxAttempts", "0"),
 			want:   []wantErr{{"spec.maxAttempts", field.ErrorTypeInvalid, "should be greater than or equal to 1"}},

@@ -91,6 +91,9 @@ type LaunchSpec struct {
 	// LogFile receives stdout and stderr, appended; created 0600 in 0700
 	// directories. Empty discards the output.
 	LogFile string
+	// Token, when set, is given to the process as LaunchTokenEnv, so that
+	// FindLaunched finds it again after a crash of the launcher.
+	Token string
 }
 
 // Launch starts spec in a new session, so it leads its own process group
@@ -103,7 +106,10 @@ func Launch(spec LaunchSpec) (Identity, <-chan Exit, error) {
 	}
 	cmd := exec.Command(spec.Command[0], spec.Command[1:]...)
 	cmd.Dir = spec.Dir
-	cmd.Env = append(inherited(os.Environ(), spec.Unset), spec.Env...)
+	cmd.Env = append(inherited(os.Environ(), append(slices.Clone(spec.Unset), LaunchTokenEnv)), spec.Env...)
+	if spec.Token != "" {
+		cmd.Env = append(cmd.Env, LaunchTokenEnv+"="+spec.Token)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if spec.LogFile != "" {
 		if err := os.MkdirAll(filepath.Dir(spec.LogFile), 0o700); err != nil {

@@ -351,3 +351,71 @@ func TestInherited(t *testing.T) {
 		})
 	}
 }
+
+// TestFindLaunched finds a launched process again by its token and argv,
+// as a launcher restarted after a crash does, and nothing else: not a
+// descendant that inherited the token, not another token or argv, not a
+// process that ended.
+func TestFindLaunched(t *testing.T) {
+	dir := t.TempDir()
+	token := "uid-" + strconv.Itoa(os.Getpid()) + "-" + strconv.FormatInt(time.Now().UnixNano(), 10)
+	// The agent starts a descendant in a session of its own, as a dev
+	// server would: it carries the token too, under another argv.
+	command := []string{"sh", "-c", "setsid sleep 300 & echo $! > child.pid; exec sleep 301"}
+	id, exits, err := Launch(LaunchSpec{Command: command, Dir: dir, Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = syscall.Kill(id.PID, syscall.SIGKILL) })
+	var child int
+	for deadline := time.Now().Add(10 * time.Second); child == 0; time.Sleep(10 * time.Millisecond) {
+		if data, err := os.ReadFile(filepath.Join(dir, "child.pid")); err == nil && strings.HasSuffix(string(data), "\n") {
+			child, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent's descendant did not start")
+		}
+	}
+	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if p, err := procfs.NewProc(id.PID); err == nil {
+			if argv, _ := p.CmdLine(); strings.Join(argv, " ") == "sleep 301" {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the agent did not exec")
+		}
+	}
+
+	tests := []struct {
+		name  string
+		token string
+		want  int
+	}{
+		{"the token: the launched process, not its older-token-carrying descendant", token, id.PID},
+		{"another token", token + "x", 0},
+		{"no token", "", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := FindLaunched(tt.token)
+			if ok != (tt.want != 0) || got.PID != tt.want {
+				t.Fatalf("FindLaunched = %v, %v; want pid %d", got, ok, tt.want)
+			}
+			if ok && got != id {
+				t.Fatalf("identity %v, want %v", got, id)
+			}
+		})
+	}
+	if err := syscall.Kill(id.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitExit(t, exits, 10*time.Second)
+	// Once the agent is gone, its descendant is what carries the token; a
+	// new launch has a token of its own (the next ordinal), so it is never
+	// taken for the agent: see launchToken in controllers.
+	if got, ok := FindLaunched(token); ok && got.PID != child {
+		t.Fatalf("FindLaunched found %v after the process ended", got)
+	}
+}
