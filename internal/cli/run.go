@@ -19,7 +19,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -69,9 +68,13 @@ func newRunCommand(g *GlobalOptions) *cobra.Command {
 
 On the local store (the default) only one tether run may serve a store at a
 time: a second one fails and names the PID of the first. With --cluster it
-runs as an operator, with optional leader election.`,
+runs as an operator, with optional leader election.
+
+The log goes to stderr: human-readable lines on a terminal, JSON lines
+otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			chooseLogEncoder(&o.zap, cmd.Flags(), stderrIsTerminal())
 			log := zap.New(zap.UseFlagOptions(&o.zap))
 			ctrl.SetLogger(log)
 			return o.run(ctrl.SetupSignalHandler(), g, log)
@@ -82,9 +85,7 @@ runs as an operator, with optional leader election.`,
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "address of the /healthz and /readyz endpoints; empty disables them")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles")
 	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
-	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
-	o.zap.BindFlags(goFlags)
-	fs.AddGoFlagSet(goFlags)
+	bindLogFlags(fs, &o.zap)
 	return cmd
 }
 
