@@ -71,6 +71,9 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if err := setupCheckpoints(mgr, opts); err != nil {
 		return err
 	}
+	if err := SetupNotify(mgr, opts.Config, opts.SkipNameValidation); err != nil {
+		return err
+	}
 	ret := &RetentionReconciler{
 		Client: mgr.GetClient(),
 		Events: mgr.GetEventRecorder(RetentionControllerName),

@@ -98,6 +98,9 @@ type Config struct {
 	// AgentLoop holds the caps of the Stop continuation loop that
 	// `tether agent hook` keeps going.
 	AgentLoop AgentLoop `json:"agentLoop,omitempty"`
+	// Notify lists the commands `tether run` runs when something a person
+	// should hear of happens (see notify.go).
+	Notify []Notifier `json:"notify,omitempty"`
 
 	// File is the configuration file the values were read from; empty
 	// when there was none.
@@ -222,6 +225,9 @@ func Parse(data []byte, base string, cfg *Config) error {
 	if err := yaml.UnmarshalStrict(data, &file); err != nil {
 		return err
 	}
+	if err := settleNotifiers(data, file.Notify); err != nil {
+		return err
+	}
 	durations := []struct {
 		field string
 		from  metav1.Duration
@@ -236,11 +242,11 @@ func Parse(data []byte, base string, cfg *Config) error {
 	}
 	for _, d := range durations {
 		if d.from.Duration < 0 {
-			return fmt.Errorf("%s: %s is negative", d.field, d.from.Duration)
+			return fieldError(data, d.field, "%s is negative", d.from.Duration)
 		}
 	}
 	if file.MaxCheckpoints < 0 {
-		return fmt.Errorf("maxCheckpoints: %d is negative", file.MaxCheckpoints)
+		return fieldError(data, "maxCheckpoints", "%d is negative", file.MaxCheckpoints)
 	}
 	for _, d := range durations {
 		if d.from.Duration > 0 {
@@ -248,10 +254,10 @@ func Parse(data []byte, base string, cfg *Config) error {
 		}
 	}
 	if file.AgentLoop.MaxConsecutive < 0 {
-		return fmt.Errorf("agentLoop.maxConsecutive: %d is negative", file.AgentLoop.MaxConsecutive)
+		return fieldError(data, "agentLoop.maxConsecutive", "%d is negative", file.AgentLoop.MaxConsecutive)
 	}
 	if file.AgentLoop.MaxPerHook < 0 {
-		return fmt.Errorf("agentLoop.maxPerHook: %d is negative", file.AgentLoop.MaxPerHook)
+		return fieldError(data, "agentLoop.maxPerHook", "%d is negative", file.AgentLoop.MaxPerHook)
 	}
 	if file.AgentLoop.MaxConsecutive > 0 {
 		cfg.AgentLoop.MaxConsecutive = file.AgentLoop.MaxConsecutive
@@ -262,6 +268,7 @@ func Parse(data []byte, base string, cfg *Config) error {
 	if file.MaxCheckpoints > 0 {
 		cfg.MaxCheckpoints, cfg.fromFile.maxCheckpoints = file.MaxCheckpoints, true
 	}
+	cfg.Notify = file.Notify
 	for _, d := range []struct{ from, to *string }{{&file.KeyDir, &cfg.KeyDir}, {&file.RecoveryDir, &cfg.RecoveryDir}} {
 		if *d.from == "" {
 			continue
