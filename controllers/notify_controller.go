@@ -168,7 +168,7 @@ func (r *NotifyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		if !last.IsZero() && obs.Time.Sub(last) < n.Interval() {
 			outcome = notify.Throttled
 		}
-		rec[n.Name] = notify.Entry{Count: obs.Count, Time: obs.Time.UTC(), Outcome: outcome}
+		rec.Handle(n.Name, obs, outcome)
 		if outcome == notify.Sent {
 			jobs = append(jobs, notify.Job{Notifier: n})
 		}
@@ -213,7 +213,7 @@ func (r *NotifyReconciler) changed(ev *corev1.Event, rec notify.Record) bool {
 		return true
 	}
 	for k, e := range rec {
-		if o, ok := old[k]; !ok || o != e {
+		if o, ok := old[k]; !ok || o.Count != e.Count || o.Outcome != e.Outcome {
 			return true
 		}
 	}

@@ -345,3 +345,39 @@ func TestNotifyFailingAndSlowNotifiers(t *testing.T) {
 		t.Errorf("NotifyFailed Events %q do not say what the notification was about", notes)
 	}
 }
+
+// TestNotifySeries: client-go's recorder reports a repeat of the same
+// Event as a higher series count on the same object; each observation is
+// notified, subject to the minimum interval.
+func TestNotifySeries(t *testing.T) {
+	out := t.TempDir()
+	e := newNotifyEnv(t, notifier("every", notifierScript(t, out), 0), notifier("hourly", []string{"true"}, time.Hour))
+	w := e.worker("agent-1")
+	ev := e.event(w, "Worker", controllers.EventWorkerCrashed, "crash", time.Now().Add(-time.Second))
+	e.record(ev, "every", "hourly")
+	waitDocs(t, out, 1)
+	cur := &corev1.Event{}
+	if err := e.c.Get(context.Background(), client.ObjectKeyFromObject(ev), cur); err != nil {
+		t.Fatal(err)
+	}
+	cur.Series = &corev1.EventSeries{Count: 2, LastObservedTime: metav1.NewMicroTime(time.Now())}
+	if err := e.c.Update(context.Background(), cur); err != nil {
+		t.Fatal(err)
+	}
+	if docs := waitDocs(t, out, 2); docs[1].Count != 2 && docs[0].Count != 2 {
+		t.Errorf("no notification of the second observation: %+v", docs)
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 5*time.Millisecond, 10*time.Second, true, func(ctx context.Context) (bool, error) {
+		rec := e.record(ev, "hourly")
+		return rec["hourly"].Count == 2, nil
+	})
+	rec := e.record(ev, "hourly")
+	if err != nil || rec["hourly"].Outcome != notify.Throttled {
+		t.Errorf("hourly notifier's record of the second observation %+v, want throttled", rec)
+	}
+	// The throttled observation keeps the time of the last run, from which
+	// the interval counts.
+	if sent, ok := rec.LastSent("hourly"); !ok || !sent.Equal(notify.Observed(ev).Time) {
+		t.Errorf("hourly notifier last sent %s %v, want the first observation's time %s", sent, ok, notify.Observed(ev).Time)
+	}
+}

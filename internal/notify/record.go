@@ -51,6 +51,9 @@ type Entry struct {
 	Time time.Time `json:"time"`
 	// Outcome is what was done.
 	Outcome Outcome `json:"outcome"`
+	// SentAt is the time of the latest observation of this Event the
+	// notifier ran for; a throttled observation keeps the earlier one.
+	SentAt *time.Time `json:"sentAt,omitempty"`
 }
 
 // Record maps notifier names to what each did about an Event.
@@ -80,10 +83,20 @@ func (r Record) Handled(name string, o Observation) bool {
 // LastSent is when notifier name last ran for this Event, if it did.
 func (r Record) LastSent(name string) (time.Time, bool) {
 	e, ok := r[name]
-	if !ok || e.Outcome != Sent {
+	if !ok || e.SentAt == nil {
 		return time.Time{}, false
 	}
-	return e.Time, true
+	return *e.SentAt, true
+}
+
+// Handle records that notifier name handled observation o with outcome.
+func (r Record) Handle(name string, o Observation, outcome Outcome) {
+	e := Entry{Count: o.Count, Time: o.Time.UTC(), Outcome: outcome, SentAt: r[name].SentAt}
+	if outcome == Sent {
+		t := e.Time
+		e.SentAt = &t
+	}
+	r[name] = e
 }
 
 // Set stores r on ev's annotations.
