@@ -24,9 +24,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/util/wait"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/event"
@@ -59,6 +61,16 @@ const NotifyMaxAge = time.Hour
 // they are about and their notify reason, so that the minimum interval is
 // judged from the records on the Events of the same object and reason.
 const NotifyKeyField = "notify.key"
+
+// NotifyEventCache is how `tether run --cluster` restricts its cache of
+// Events, which only the notify reconciler watches: to those about tether's
+// own objects, not every Event of the cluster. (The local store holds no
+// others, and its cache takes no restrictions.)
+func NotifyEventCache() map[client.Object]cache.ByObject {
+	return map[client.Object]cache.ByObject{
+		&corev1.Event{}: {Field: fields.OneTermEqualSelector("involvedObject.apiVersion", v1.GroupVersion.String())},
+	}
+}
 
 // The notifier pool: how many commands run at once, and how many may wait.
 const (

@@ -29,6 +29,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -185,6 +186,7 @@ func (o *runOptions) clusterBackend(_ context.Context, g *GlobalOptions, s *runt
 		LeaderElection:          o.leaderElect,
 		LeaderElectionID:        LeaderElectionID,
 		LeaderElectionNamespace: ns,
+		Cache:                   cache.Options{ByObject: controllers.NotifyEventCache()},
 	})
 	if err != nil {
 		return nil, controllers.Options{}, err
