@@ -26,7 +26,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation"
 
-	"github.com/tether-dev/tether/internal/kubectl/manifest"
+	"github.com/tether-dev/tether/internal/yamlline"
 )
 
 // NotifyReason is what a notifier can ask to hear about.
@@ -148,7 +148,7 @@ func reasonList() string {
 // data, the file's content.
 func fieldError(data []byte, field, format string, args ...any) error {
 	msg := fmt.Sprintf(format, args...)
-	if line := manifest.FieldLine(data, field); line > 0 {
+	if line := yamlline.Field(data, field); line > 0 {
 		return fmt.Errorf("line %d: %s: %s", line, field, msg)
 	}
 	return fmt.Errorf("%s: %s", field, msg)

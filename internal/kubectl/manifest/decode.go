@@ -30,6 +30,8 @@ import (
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
+
+	"github.com/tether-dev/tether/internal/yamlline"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -59,19 +61,13 @@ func (d Document) FieldLine(field string) int {
 	if d.root == nil {
 		return d.Line
 	}
-	return lineOf(d.root, field)
+	return yamlline.Of(d.root, field)
 }
 
 // FieldLine returns the one-based line of the field at a JSON path such as
 // "spec.steps[1].name" in data, a single YAML document, or of its nearest
 // ancestor present in it; 0 when data is not YAML.
-func FieldLine(data []byte, field string) int {
-	var doc yamlv3.Node
-	if err := yamlv3.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-		return 0
-	}
-	return lineOf(doc.Content[0], field)
-}
+func FieldLine(data []byte, field string) int { return yamlline.Field(data, field) }
 
 // Error is a decoding error located in its source.
 type Error struct {
@@ -156,7 +152,7 @@ func decodeDocument(source string, index int, node *yamlv3.Node, scheme *runtime
 		root = root.Content[0]
 	}
 	fail := func(field string, err error) (Document, error) {
-		return Document{}, &Error{Source: source, Line: lineOf(root, field), Index: index, Field: field, Err: err}
+		return Document{}, &Error{Source: source, Line: yamlline.Of(root, field), Index: index, Field: field, Err: err}
 	}
 	if root.Kind != yamlv3.MappingNode {
 		return fail("", fmt.Errorf("a document must be a mapping (an object), found %s", kindName(root)))
@@ -294,73 +290,6 @@ func findDuplicateKey(n *yamlv3.Node, path string) *duplicateKey {
 			if d := findDuplicateKey(item, path+"["+strconv.Itoa(i)+"]"); d != nil {
 				return d
 			}
-		}
-	}
-	return nil
-}
-
-var pathSegment = regexp.MustCompile(`([^.\[\]]+)|\[(\d+)\]`)
-
-// lineOf returns the line of the node at the JSON path field below root, or
-// of the deepest node on the way there. Path segments without an index
-// that cross a list descend into the first element holding the next key.
-func lineOf(root *yamlv3.Node, field string) int {
-	line := root.Line
-	n := root
-	for _, m := range pathSegment.FindAllStringSubmatch(field, -1) {
-		key, idx := m[1], m[2]
-		if n.Kind == yamlv3.SequenceNode && key != "" {
-			var found *yamlv3.Node
-			for _, item := range n.Content {
-				if mappingValue(item, key) != nil {
-					found = item
-					break
-				}
-			}
-			if found == nil {
-				return line
-			}
-			n = found
-		}
-		switch {
-		case idx != "":
-			i, _ := strconv.Atoi(idx)
-			if n.Kind != yamlv3.SequenceNode || i >= len(n.Content) {
-				return line
-			}
-			n = n.Content[i]
-			line = n.Line
-		default:
-			k := mappingKey(n, key)
-			if k == nil {
-				return line
-			}
-			line = k.Line
-			n = mappingValue(n, key)
-		}
-	}
-	return line
-}
-
-func mappingKey(n *yamlv3.Node, key string) *yamlv3.Node {
-	if n.Kind != yamlv3.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i]
-		}
-	}
-	return nil
-}
-
-func mappingValue(n *yamlv3.Node, key string) *yamlv3.Node {
-	if n.Kind != yamlv3.MappingNode {
-		return nil
-	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
 		}
 	}
 	return nil
