@@ -30,13 +30,13 @@ import (
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
-
-	"github.com/tether-dev/tether/internal/yamlline"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
+
+	"github.com/tether-dev/tether/internal/yamlline"
 )
 
 // Document is one decoded YAML document of a manifest.
