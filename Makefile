@@ -80,6 +80,41 @@ BENCH_TIME ?= 1s
 bench: envtest ## Run the benchmarks, with references (raw fsync floor, kube-apiserver) measured in the same run.
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -run '^$$' -bench . -benchtime $(BENCH_TIME) -timeout 60m ./...
 
+# IMG names the operator's image: `make image` tags it so, and
+# `make deploy` and `make build-installer` point the Deployment at it.
+IMG ?= tether:latest
+KUSTOMIZE := go tool -modfile=$(CURDIR)/hack/tools/go.mod kustomize
+KUBECTL ?= kubectl
+
+.PHONY: image
+image: build ## Build the operator's OCI image from bin/tether without a container engine: bin/image/oci (OCI layout) and bin/image/tether.tar (docker load).
+	SOURCE_DATE_EPOCH=$$(git log -1 --format=%ct 2>/dev/null || echo 0) \
+		go run ./hack/image -binary bin/tether -tag $(IMG) -version $(VERSION) -commit $(COMMIT) \
+		-oci-layout bin/image/oci -tarball bin/image/tether.tar
+
+.PHONY: install
+install: manifests ## Install the CRDs into the cluster of the current kubeconfig context.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) apply -f -
+
+.PHONY: uninstall
+uninstall: manifests ## Remove the CRDs (and every Hook, Worker and Checkpoint) from the cluster.
+	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: deploy
+deploy: manifests ## Deploy the operator with image IMG to the cluster of the current kubeconfig context.
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default | $(KUBECTL) apply -f -
+
+.PHONY: undeploy
+undeploy: ## Remove the operator (CRDs included) from the cluster.
+	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
+
+.PHONY: build-installer
+build-installer: manifests ## Write dist/install.yaml: CRDs, RBAC and the operator with image IMG, for kubectl apply -f.
+	mkdir -p dist
+	cd config/manager && $(KUSTOMIZE) edit set image controller=$(IMG)
+	$(KUSTOMIZE) build config/default > dist/install.yaml
+
 .PHONY: clean
 clean: ## Remove build output.
 	rm -rf bin

@@ -60,9 +60,9 @@ type HookReconciler struct {
 	Config *config.Config
 	// RecoveryDir is where recovery files are written; empty writes none.
 	RecoveryDir string
-	// ReceiptStatus verifies receipts for the recovery file; nil reports
-	// only whether they are signed.
-	ReceiptStatus recoveryfile.ReceiptStatus
+	// Evidence verifies receipts for the recovery file; nil checks
+	// everything but the signatures.
+	Evidence recoveryfile.Evidence
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -72,6 +72,7 @@ type HookReconciler struct {
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=get;list;watch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
 // Reconcile brings one Hook's status, conditions and recovery file up to
 // date and asks to be called again when its heartbeat falls due.
@@ -156,7 +157,7 @@ func (r *HookReconciler) writeRecoveryFile(ctx context.Context, hook *v1.Hook) e
 	if err != nil {
 		return fmt.Errorf("listing the checkpoints of hook %s/%s: %w", hook.Namespace, hook.Name, err)
 	}
-	_, err = recoveryfile.Write(r.RecoveryDir, hook, recoveryfile.Options{ReceiptStatus: r.ReceiptStatus, Checkpoints: cps})
+	_, err = recoveryfile.Write(r.RecoveryDir, hook, recoveryfile.Options{Evidence: r.Evidence, Checkpoints: cps})
 	return err
 }
 

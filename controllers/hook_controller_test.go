@@ -513,3 +513,56 @@ func TestRecoveryFileFollowsCheckpoints(t *testing.T) {
 	}
 	fileHas("task-cp-7", false)
 }
+
+// handEditDetected edits the status of a running Hook to completed while
+// the reconcilers run, as a hand edit of the store file would, and waits
+// for HistoryConsistent=False naming status.state, Ready=False and the
+// recovery file's warning; undoing the edit makes both True again.
+func handEditDetected(t *testing.T, c client.Client, recoveryDir string) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Create(ctx, newHook("edited", time.Hour, "build", "test")); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, "edited", 20*time.Second, state(v1.HookStepPending))
+	h := agent(t, c, "edited", hookfsm.Input{Event: hookfsm.Begin})
+	waitFor(t, c, "edited", 20*time.Second, func(h *v1.Hook) bool {
+		return condition(h, v1.ConditionReady).Status == metav1.ConditionTrue
+	})
+	h.Status.State = v1.HookCompleted
+	if err := c.Status().Update(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	got := waitFor(t, c, "edited", 20*time.Second, func(h *v1.Hook) bool {
+		return condition(h, v1.ConditionHistoryConsistent).Status == metav1.ConditionFalse
+	})
+	if hc := condition(got, v1.ConditionHistoryConsistent); hc.Reason != v1.ReasonHistoryMismatch || !strings.Contains(hc.Message, "status.state is completed; history says step_running") {
+		t.Errorf("HistoryConsistent = %+v", hc)
+	}
+	if ready := condition(got, v1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != v1.ReasonHistoryMismatch {
+		t.Errorf("Ready = %+v; want False (%s), not believed", ready, v1.ReasonHistoryMismatch)
+	}
+	path := recoveryfile.Path(recoveryDir, "default", "edited")
+	err := wait.PollUntilContextTimeout(ctx, 5*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		data, err := os.ReadFile(path)
+		return err == nil && strings.Contains(string(data), "`status.state` is completed; history says step_running"), nil
+	})
+	if err != nil {
+		data, _ := os.ReadFile(path)
+		t.Fatalf("the recovery file does not name status.state:\n%s", data)
+	}
+
+	got.Status.State = v1.HookStepRunning
+	if err := c.Status().Update(ctx, got); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, "edited", 20*time.Second, func(h *v1.Hook) bool {
+		return condition(h, v1.ConditionHistoryConsistent).Status == metav1.ConditionTrue &&
+			condition(h, v1.ConditionReady).Status == metav1.ConditionTrue
+	})
+}
+
+func TestHandEditDetectedOnTheFileStore(t *testing.T) {
+	env := newStore(t)
+	handEditDetected(t, env.c, env.startManager(t, testConfig(t)))
+}

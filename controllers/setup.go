@@ -35,9 +35,9 @@ type Options struct {
 	// RecoveryDir is where the Hook reconciler writes recovery files; empty
 	// writes none.
 	RecoveryDir string
-	// ReceiptStatus verifies receipts for the recovery file; nil reports
-	// only whether they are signed.
-	ReceiptStatus recoveryfile.ReceiptStatus
+	// Evidence verifies receipts for the recovery file; nil checks
+	// everything but the signatures.
+	Evidence recoveryfile.Evidence
 	// CheckpointVerifyPeriod is how often a Checkpoint's git ref is checked
 	// again; zero means DefaultCheckpointVerifyPeriod.
 	CheckpointVerifyPeriod time.Duration
@@ -55,12 +55,12 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		return errors.New("controllers.SetupAll: Options.Config is required")
 	}
 	hooks := &HookReconciler{
-		Client:        mgr.GetClient(),
-		Reader:        mgr.GetAPIReader(),
-		Events:        mgr.GetEventRecorder(HookControllerName),
-		Config:        opts.Config,
-		RecoveryDir:   opts.RecoveryDir,
-		ReceiptStatus: opts.ReceiptStatus,
+		Client:      mgr.GetClient(),
+		Reader:      mgr.GetAPIReader(),
+		Events:      mgr.GetEventRecorder(HookControllerName),
+		Config:      opts.Config,
+		RecoveryDir: opts.RecoveryDir,
+		Evidence:    opts.Evidence,
 	}
 	if err := hooks.setup(mgr, opts.SkipNameValidation); err != nil {
 		return err

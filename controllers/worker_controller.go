@@ -25,8 +25,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -40,7 +40,6 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/worker/supervise"
-	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 // WorkerFinalizer makes deleting a Worker stop the process it launched.
@@ -86,6 +85,9 @@ type WorkerOptions struct {
 	StopGrace time.Duration
 	// MaxConcurrentReconciles bounds parallel reconciles; default 4.
 	MaxConcurrentReconciles int
+	// PodPendingTimeout is how long a Worker's Pod may stay Pending before
+	// it is reported stuck; default DefaultPodPendingTimeout.
+	PodPendingTimeout time.Duration
 }
 
 // WorkerReconciler launches or adopts each Worker's process, turns its exit
@@ -104,6 +106,10 @@ type WorkerReconciler struct {
 	grace    time.Duration
 	procs    *procTable
 	now      func() time.Time
+	// pods tells whether the backend serves Pods, which Workers with a
+	// Pod template need: a cluster does, the local store does not.
+	pods              bool
+	podPendingTimeout time.Duration
 }
 
 // setupWorker registers the Worker reconciler with mgr. It reads Workers
@@ -124,13 +130,18 @@ func setupWorker(mgr ctrl.Manager, opts WorkerOptions, skipNameValidation bool) 
 	if workers <= 0 {
 		workers = 4
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Worker{}).
 		Named("worker").
 		WithOptions(controller.Options{MaxConcurrentReconciles: workers, SkipNameValidation: &skipNameValidation}).
 		WatchesRawSource(source.Channel(r.procs.events, &handler.EnqueueRequestForObject{})).
-		Watches(&v1.Hook{}, handler.EnqueueRequestsFromMapFunc(r.workerOfHook)).
-		Complete(r)
+		Watches(&v1.Hook{}, handler.EnqueueRequestsFromMapFunc(r.workerOfHook))
+	// The backend says whether it runs Pods by whether it serves them.
+	if _, err := mgr.GetRESTMapper().RESTMapping(corev1.SchemeGroupVersion.WithKind("Pod").GroupKind(), "v1"); err == nil {
+		r.pods = true
+		b = b.Owns(&corev1.Pod{})
+	}
+	return b.Complete(r)
 }
 
 func newWorkerReconciler(c client.Client, reader client.Reader, rec events.EventRecorder, opts WorkerOptions) (*WorkerReconciler, error) {
@@ -161,9 +172,14 @@ func newWorkerReconciler(c client.Client, reader client.Reader, rec events.Event
 		}
 		logDir = filepath.Join(dir, "tether", "logs")
 	}
+	pending := opts.PodPendingTimeout
+	if pending <= 0 {
+		pending = DefaultPodPendingTimeout
+	}
 	return &WorkerReconciler{
 		client: c, reader: reader, recorder: rec, host: host, bootID: boot,
 		logDir: logDir, env: slices.Clone(opts.Env), grace: grace, procs: newProcTable(), now: time.Now,
+		podPendingTimeout: pending,
 	}, nil
 }
 
@@ -187,7 +203,7 @@ func (r *WorkerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		}
 	}
 	if w.Spec.Template != nil {
-		return ctrl.Result{}, r.reconcileTemplate(ctx, w)
+		return r.reconcilePod(ctx, w)
 	}
 	if r.remote(w) {
 		return r.reconcileHeartbeat(ctx, w)
@@ -215,16 +231,9 @@ func identityOf(w *v1.Worker) supervise.Identity {
 	return supervise.Identity{PID: int(w.Status.PID), StartTicks: w.Status.ProcessStartTicks, BootID: w.Status.BootID}
 }
 
-// reconcileTemplate handles a Worker that runs as a Pod. Only a cluster
-// can run Pods; the Pod-running reconciler is not part of this release, so
-// the Worker says so in a condition rather than pretending to run.
-func (r *WorkerReconciler) reconcileTemplate(ctx context.Context, w *v1.Worker) error {
-	setPhase(&w.Status, workerfsm.Unsupported)
-	return r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, "PodTemplateUnsupported",
-		"spec.template Workers are not run by this version of tether; use spec.command or spec.adopt"))
-}
+// +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
 
-// finalize stops the process the Worker launched and, once the Hook
+// finalize stops the process the Worker launched, or deletes its Pods, and, once the Hook
 // reconciler has freed its Hooks, lets the deletion complete. An adopted process is only released: tether
 // did not start it.
 func (r *WorkerReconciler) finalize(ctx context.Context, w *v1.Worker) error {
@@ -232,6 +241,13 @@ func (r *WorkerReconciler) finalize(ctx context.Context, w *v1.Worker) error {
 		return nil
 	}
 	key := client.ObjectKeyFromObject(w)
+	if w.Spec.Template != nil && r.pods {
+		// The Pod watch brings the Worker back once its Pods are gone.
+		left, err := r.deleteAllPods(ctx, w)
+		if err != nil || left {
+			return err
+		}
+	}
 	if w.Status.PID != 0 && !r.remote(w) && w.Spec.Adopt == nil && w.Status.BootID == r.bootID {
 		id := identityOf(w)
 		r.procs.markRequested(key, id)

@@ -38,6 +38,9 @@ func conditionsFor(w *v1.Worker, now time.Time) []metav1.Condition {
 	ready := condition(v1.ConditionReady, metav1.ConditionFalse, string(w.Status.Phase), "the worker is "+string(w.Status.Phase))
 	if w.Status.Phase == v1.WorkerRunning {
 		msg := fmt.Sprintf("pid %d on %s", w.Status.PID, w.Status.Host)
+		if w.Status.PodName != "" {
+			msg = fmt.Sprintf("pod %s on node %s", w.Status.PodName, w.Status.NodeName)
+		}
 		alive = condition(v1.ConditionProcessAlive, metav1.ConditionTrue, v1.ReasonProcessRunning, msg)
 		ready = condition(v1.ConditionReady, metav1.ConditionTrue, v1.ReasonProcessRunning, msg)
 	}

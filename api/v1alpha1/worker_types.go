@@ -115,8 +115,13 @@ type WorkerSpec struct {
 	// +optional
 	HeartbeatTimeout *metav1.Duration `json:"heartbeatTimeout,omitempty"`
 
-	// Template is the Pod template used to run the agent in cluster mode.
-	// It is validated by the API server when the Pod is created.
+	// Template is the Pod template that runs the agent in cluster mode: the
+	// Worker reconciler creates a Pod from it, owned by the Worker, with
+	// restartPolicy Never (tether's crash window decides restarts) and the
+	// TETHER_* environment in its first container. The template is
+	// schemaless here and validated by the API server when the Pod is
+	// created; a Pod the API server refuses is reported in the Ready
+	// condition, naming the field.
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
@@ -214,6 +219,15 @@ type WorkerStatus struct {
 	// +optional
 	TmuxSession string `json:"tmuxSession,omitempty"`
 
+	// PodName is the Pod that runs the agent of a Worker with spec.template,
+	// in the Worker's namespace; each start creates a new Pod.
+	// +optional
+	PodName string `json:"podName,omitempty"`
+
+	// NodeName is the node the Pod in PodName was scheduled to.
+	// +optional
+	NodeName string `json:"nodeName,omitempty"`
+
 	// Restarts counts the automatic and manual restarts of the process.
 	// +optional
 	Restarts int32 `json:"restarts,omitempty"`
@@ -298,6 +312,7 @@ type HeldHook struct {
 // +kubebuilder:printcolumn:name="Restarts",type=integer,JSONPath=`.status.restarts`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.status.host`,priority=1
+// +kubebuilder:printcolumn:name="Pod",type=string,JSONPath=`.status.podName`,priority=1
 type Worker struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`

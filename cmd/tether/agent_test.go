@@ -213,8 +213,8 @@ func TestAgentThreeStepTask(t *testing.T) {
 	}
 
 	out = e.ok("receipts", "verify", "calc")
-	if n := strings.Count(out, "verified"); n != 4 {
-		t.Errorf("receipts verify: %d verified, want 4:\n%s", n, out)
+	if steps, receipts := verifiedRows(out); steps != 3 || receipts != 4 {
+		t.Errorf("receipts verify: %d steps and %d receipts verified, want 3 and 4:\n%s", steps, receipts, out)
 	}
 
 	if rec := e.ok("recover", "calc"); strings.Count(rec, "signature: verified") != 4 || strings.Contains(rec, "INVALID") {
@@ -414,7 +414,7 @@ func TestAgentTamperedReceiptIsNamed(t *testing.T) {
 				t.Fatal(err)
 			}
 			out, stderr, code := e.tether("receipts", "verify", "signed")
-			if code != 1 || !strings.Contains(stderr, "status.steps[1].receipts[0]") || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "1 of 2") {
+			if code != 1 || !strings.Contains(stderr, "status.steps[1].receipts[0]") || !strings.Contains(stderr, tt.want) || !strings.Contains(stderr, "1 of 3 steps") {
 				t.Fatalf("exit %d\nstdout %s\nstderr %s\nwant exit 1 naming status.steps[1].receipts[0] and %q", code, out, stderr, tt.want)
 			}
 			if !strings.Contains(out, "verified") {
@@ -433,6 +433,107 @@ func TestAgentTamperedReceiptIsNamed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReceiptsVerifyWholeClaim edits a Hook's status as someone without
+// the key could: a failed step marked passed, receipts swapped between
+// steps or taken from another Hook, duplicated, dropped or reordered. Each
+// signature still verifies on its own; receipts verify exits 1 naming the
+// step and what is wrong, and recover warns not to trust the step.
+func TestReceiptsVerifyWholeClaim(t *testing.T) {
+	e := newAgentEnv(t)
+	two := v1.Step{Name: "one", Validate: []v1.ValidationCommand{{Command: []string{"true"}}, {Command: []string{"echo", "one"}}}}
+	e.createHook("claim", 1, 0, two, step("two", 0, "test", "-e", "absent"))
+	e.createHook("other", 1, 0, two, step("two", 0, "true"))
+	for _, name := range []string{"claim", "other"} {
+		e.ok("step", "begin", name)
+		e.ok("step", "done", name)
+		e.ok("step", "begin", name)
+	}
+	if _, stderr, code := e.tether("step", "done", "claim"); code != 1 || e.hook("claim").Status.State != v1.HookFailed {
+		t.Fatalf("the failing step: exit %d, %s", code, stderr)
+	}
+	out := e.ok("receipts", "verify", "claim")
+	if steps, receipts := verifiedRows(out); steps != 1 || receipts != 3 {
+		t.Fatalf("untouched: %d steps and %d receipts verified, want 1 and 3:\n%s", steps, receipts, out)
+	}
+	pristine := e.hook("claim").Status.DeepCopy()
+	otherReceipts := e.hook("other").Status.Steps[0].Receipts
+
+	tests := []struct {
+		name string
+		edit func(st *v1.HookStatus)
+		want []string
+	}{
+		{"forged pass", func(st *v1.HookStatus) {
+			st.Steps[1].Phase, st.State = v1.StepPassed, v1.HookCompleted
+		}, []string{`step "two", status.steps[1].receipts[0]: exit code 1 in a passed step`}},
+		{"swapped between steps", func(st *v1.HookStatus) {
+			st.Steps[0].Receipts[0], st.Steps[1].Receipts[0] = st.Steps[1].Receipts[0], st.Steps[0].Receipts[0]
+		}, []string{`step "one", status.steps[0].receipts[0]: receipt of step "two" stored under step "one"`,
+			`step "one" (status.steps[0]): no receipt of validate command 1 of 2 (true)`}},
+		{"taken from another hook", func(st *v1.HookStatus) { st.Steps[0].Receipts = otherReceipts },
+			[]string{`step "one", status.steps[0].receipts[0]: statement names hook default/other`}},
+		{"duplicated", func(st *v1.HookStatus) {
+			rs := st.Steps[0].Receipts
+			st.Steps[0].Receipts = []v1.Receipt{rs[0], rs[1], rs[1]}
+		}, []string{`step "one", status.steps[0].receipts[2]: a second receipt of command 2 of 2 (echo one)`}},
+		{"dropped", func(st *v1.HookStatus) { st.Steps[0].Receipts = st.Steps[0].Receipts[1:] },
+			[]string{`step "one" (status.steps[0]): no receipt of validate command 1 of 2 (true)`}},
+		{"reordered", func(st *v1.HookStatus) { slices.Reverse(st.Steps[0].Receipts) },
+			[]string{`step "one", status.steps[0].receipts[1]: receipt of command 1 of 2 (true) stored after the receipt of command 2`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := e.hook("claim")
+			h.Status = *pristine.DeepCopy()
+			tt.edit(&h.Status)
+			if err := e.client.Status().Update(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			out, stderr, code := e.tether("receipts", "verify", "claim")
+			if code != 1 || !strings.Contains(stderr, "do not support its status") {
+				t.Fatalf("exit %d\nstdout %s\nstderr %s\nwant exit 1", code, out, stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			if !strings.Contains(out, "INVALID") {
+				t.Errorf("the step table shows no INVALID step:\n%s", out)
+			}
+			rec, _, _ := e.tether("recover", "claim")
+			if !strings.Contains(rec, "## WARNING: the receipts do not support the status") || !strings.Contains(rec, tt.want[0]) {
+				t.Errorf("recover does not warn about %q:\n%s", tt.want[0], rec)
+			}
+		})
+	}
+}
+
+// verifiedRows counts the rows of `receipts verify` output that say
+// verified: in its step table, and in its receipt table.
+func verifiedRows(out string) (steps, receipts int) {
+	tables := strings.SplitN(out, "\n\n", 2)
+	count := func(table string) int {
+		n := 0
+		for _, line := range strings.Split(table, "\n")[1:] {
+			if strings.Contains(line, " verified") {
+				n++
+			}
+		}
+		return n
+	}
+	steps = count(tables[0])
+	if len(tables) == 2 {
+		receipts = count(tables[1])
+	}
+	return steps, receipts
+}
+
+func verifiedReceipts(out string) int {
+	_, n := verifiedRows(out)
+	return n
 }
 
 func TestAgentKeyPermissions(t *testing.T) {
@@ -650,7 +751,7 @@ func TestAgentVerbsOnCluster(t *testing.T) {
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tether-receipt-key"}, secret); err != nil {
 		t.Fatalf("the receipt key Secret: %v", err)
 	}
-	if out, stderr, code := tether("receipts", "verify", "remote"); code != 0 || strings.Count(out, "verified") != 2 {
+	if out, stderr, code := tether("receipts", "verify", "remote"); code != 0 || verifiedReceipts(out) != 2 {
 		t.Fatalf("receipts verify: exit %d\n%s%s", code, out, stderr)
 	}
 	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "remote"}, hook); err != nil {

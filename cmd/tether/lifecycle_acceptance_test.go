@@ -160,7 +160,7 @@ spec:
 		t.Errorf("the last step done printed %q", out)
 	}
 	e.waitGet("task", 10*time.Second, "{.status.state}", string(v1.HookCompleted))
-	if out := e.ok("receipts", "verify", "task"); strings.Count(out, "verified") != 3 {
+	if out := e.ok("receipts", "verify", "task"); verifiedReceipts(out) != 3 {
 		t.Errorf("receipts verify after completion:\n%s", out)
 	}
 	data, err := os.ReadFile(task)

@@ -21,15 +21,20 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	tetherv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/cli"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/testing/testenv"
 )
 
@@ -92,5 +97,148 @@ func TestRunOnClusterWithLeaderElection(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatalf("tether run --cluster did not stop within 30s of SIGTERM:\n%s", output.String())
+	}
+	if err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: cli.LeaderElectionID}, lease); err != nil {
+		t.Fatal(err)
+	}
+	if h := lease.Spec.HolderIdentity; h != nil && *h != "" {
+		t.Errorf("the leader stopped by SIGTERM still holds the Lease (holder %q): it must release it", *h)
+	}
+}
+
+// startOperator starts `tether run --cluster` on env with extra flags and
+// environment, and stops it with SIGTERM when the test ends.
+func startOperator(t *testing.T, env *testenv.Env, environ []string, flags ...string) (*exec.Cmd, *syncBuffer) {
+	t.Helper()
+	args := append([]string{"run", "--cluster", "--kubeconfig", env.Kubeconfig, "-n", "default"}, flags...)
+	cmd := exec.Command(tetherBin, args...)
+	cmd.Env = append(os.Environ(), environ...)
+	output := &syncBuffer{}
+	cmd.Stdout, cmd.Stderr = output, output
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = cmd.Process.Kill()
+		}
+	})
+	return cmd, output
+}
+
+func leaseHolder(t *testing.T, env *testenv.Env) string {
+	t.Helper()
+	lease := &coordinationv1.Lease{}
+	err := env.Client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: cli.LeaderElectionID}, lease)
+	if err != nil || lease.Spec.HolderIdentity == nil {
+		return ""
+	}
+	return *lease.Spec.HolderIdentity
+}
+
+// TestClusterFailoverOnSIGTERM runs two replicas with leader election: the
+// leader, stopped by SIGTERM, releases the Lease, and the standby takes it
+// well before the 15s lease duration that a kill would cost.
+func TestClusterFailoverOnSIGTERM(t *testing.T) {
+	env := testenv.Start(t)
+	flags := []string{"--leader-elect", "--leader-elect-lease-duration=15s", "--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=250ms"}
+	waitFor := func(what string, within time.Duration, cond func(holder string) bool) string {
+		t.Helper()
+		deadline := time.Now().Add(within)
+		for {
+			h := leaseHolder(t, env)
+			if cond(h) {
+				return h
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the Lease holder is %q after %v", what, h, within)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	leader, _ := startOperator(t, env, nil, flags...)
+	first := waitFor("a leader", 60*time.Second, func(h string) bool { return h != "" })
+
+	probe := freeAddr(t)
+	_, standbyOutput := startOperator(t, env, nil, append(flags, "--health-probe-bind-address", probe)...)
+	ready := time.Now().Add(60 * time.Second)
+	for {
+		resp, err := http.Get(fmt.Sprintf("http://%s/readyz", probe))
+		if err == nil {
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		if time.Now().After(ready) {
+			t.Fatalf("the standby never became ready:\n%s", standbyOutput.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if h := leaseHolder(t, env); h != first {
+		t.Fatalf("the standby took the Lease (%q) from a live leader (%q)", h, first)
+	}
+
+	stopped := time.Now()
+	if err := leader.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	next := waitFor("failover", 10*time.Second, func(h string) bool { return h != "" && h != first })
+	t.Logf("failover: %s took the Lease %v after the leader's SIGTERM", next, time.Since(stopped).Round(time.Millisecond))
+}
+
+// TestOperatorWritesNothingLocally runs the operator with a home and a
+// TETHER_HOME it cannot write, as the Deployment's read-only root
+// filesystem leaves it: Hooks are still reconciled, with no reconcile error
+// and no recovery file.
+func TestOperatorWritesNothingLocally(t *testing.T) {
+	env := testenv.Start(t)
+	// Not even root can create anything under /proc.
+	unwritable := "/proc/tether-unwritable"
+	_, output := startOperator(t, env, []string{"HOME=" + unwritable, "XDG_CACHE_HOME=" + unwritable, config.HomeEnv + "=" + unwritable})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for i := range 3 {
+		hook := &tetherv1alpha1.Hook{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("ro-%d", i)},
+			Spec: tetherv1alpha1.HookSpec{
+				Goal:      "reconciled without a writable disk",
+				Workspace: t.TempDir(),
+				Steps:     []tetherv1alpha1.Step{{Name: "one"}},
+			},
+		}
+		if err := env.Client.Create(ctx, hook); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		hook := &tetherv1alpha1.Hook{}
+		key := client.ObjectKey{Namespace: "default", Name: fmt.Sprintf("ro-%d", i)}
+		for {
+			if err := env.Client.Get(ctx, key, hook); err != nil {
+				t.Fatal(err)
+			}
+			if hook.Status.State != "" && hook.Status.ObservedGeneration == hook.Generation {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("hook %s was never reconciled:\n%s", key.Name, output.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if hook.Status.RecoveryFile != "" {
+			t.Errorf("hook %s: status.recoveryFile = %q; the operator writes no recovery file unless asked", key.Name, hook.Status.RecoveryFile)
+		}
+	}
+	// A reconcile error would have been logged by now, a retry after it too.
+	time.Sleep(time.Second)
+	if out := output.String(); strings.Contains(out, "Reconciler error") || strings.Contains(out, unwritable) {
+		t.Errorf("the operator failed on its unwritable home:\n%s", out)
 	}
 }

@@ -112,6 +112,7 @@ func TestCRDShape(t *testing.T) {
 				{"Phase", ".status.phase", 0}, {"PID", ".status.pid", 0},
 				{"Restarts", ".status.restarts", 0}, {"Age", ".metadata.creationTimestamp", 0},
 				{"Host", ".status.host", 1},
+				{"Pod", ".status.podName", 1},
 			},
 			enums: map[string][]string{
 				"status.phase": {"Pending", "Running", "Restarting", "Crashed", "CrashLoop", "Stopped", "Lost"},

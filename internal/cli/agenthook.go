@@ -129,7 +129,7 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 			opts.Limits = claudehook.Limits{MaxConsecutive: int(cfg.AgentLoop.MaxConsecutive), MaxPerHook: int(cfg.AgentLoop.MaxPerHook)}
 		case claudehook.SessionStart:
 			if km, err := keyManager(g, b); err == nil {
-				opts.ReceiptStatus = receipts.StatusFunc(ctx, km)
+				opts.Evidence = receipts.EvidenceFunc(ctx, km)
 			}
 		}
 		res, err := agentsession.Handle(ctx, ev, opts)

@@ -26,19 +26,25 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 )
 
 func newLogsCommand(g *GlobalOptions) *cobra.Command {
-	var follow bool
+	var follow, previous bool
 	cmd := &cobra.Command{
 		Use:   "logs worker/NAME [-f]",
 		Short: "Print the output of a Worker's process",
 		Long: `Print the log file of a Worker's process (status.logFile): its stdout and
 stderr, across restarts. With -f, keep printing what is appended until
-interrupted. The log lives on the host that runs the process.`,
+interrupted. The log lives on the host that runs the process.
+
+For a Worker that runs as a Pod (spec.template, in cluster mode), print the
+log of its agent container through the API, as kubectl logs does; -p prints
+the log of the Pod before the current one, the one that last ended.`,
 		Example: `  tether logs worker/agent-1
   tether logs wk agent-1 -f`,
 		Args: cobra.RangeArgs(1, 2),
@@ -59,6 +65,12 @@ interrupted. The log lives on the host that runs the process.`,
 			if err := b.Client.Get(cmd.Context(), types.NamespacedName{Namespace: b.Namespace, Name: targets[0].Names[0]}, w); err != nil {
 				return err
 			}
+			if w.Spec.Template != nil {
+				return printPodLog(cmd.Context(), cmd.OutOrStdout(), b, w, follow, previous)
+			}
+			if previous {
+				return fmt.Errorf("worker %s runs a process, not Pods: its log file holds every run; drop --previous", w.Name)
+			}
 			if host, _ := os.Hostname(); w.Status.Host != "" && w.Status.Host != host {
 				return fmt.Errorf("worker %s runs on host %s; its log %s is there", w.Name, w.Status.Host, w.Status.LogFile)
 			}
@@ -69,7 +81,48 @@ interrupted. The log lives on the host that runs the process.`,
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing appended output")
+	cmd.Flags().BoolVarP(&previous, "previous", "p", false, "for a Worker run as Pods, print the log of the Pod that last ended")
 	return cmd
+}
+
+// printPodLog streams the log of the agent container of w's current Pod,
+// or of the one before it, through the API server.
+func printPodLog(ctx context.Context, out io.Writer, b *Backend, w *v1.Worker, follow, previous bool) error {
+	if b.RESTConfig == nil {
+		return fmt.Errorf("worker %s runs as a Pod: read its log with --cluster", w.Name)
+	}
+	pod := w.Status.PodName
+	if previous {
+		if w.Status.Restarts == 0 && pod != "" {
+			return fmt.Errorf("worker %s has no previous Pod: %s is its first", w.Name, pod)
+		}
+		n := w.Status.Restarts
+		if pod != "" {
+			n--
+		}
+		pod = fmt.Sprintf("%s-%d", w.Name, n)
+	}
+	if pod == "" {
+		return fmt.Errorf("worker %s has no Pod now (phase %q); -p prints the last one's log", w.Name, w.Status.Phase)
+	}
+	cs, err := kubernetes.NewForConfig(b.RESTConfig)
+	if err != nil {
+		return err
+	}
+	opts := &corev1.PodLogOptions{Follow: follow}
+	if containers := w.Spec.Template.Spec.Containers; len(containers) > 0 {
+		opts.Container = containers[0].Name
+	}
+	stream, err := cs.CoreV1().Pods(w.Namespace).GetLogs(pod, opts).Stream(ctx)
+	if err != nil {
+		return fmt.Errorf("pod %s: %w", pod, err)
+	}
+	defer func() { _ = stream.Close() }()
+	_, err = io.Copy(out, stream)
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
 }
 
 // printLog copies path to out and, when follow is set, whatever is

@@ -21,6 +21,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/spf13/pflag"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -64,7 +65,8 @@ func NewGlobalOptions() *GlobalOptions {
 // AddFlags registers the global flags on fs.
 func (o *GlobalOptions) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&o.Store, "store", "", "local store directory (default $"+StoreEnv+", else the nearest "+StoreDirName+"/ upward, else ./"+StoreDirName+")")
-	fs.BoolVar(&o.Cluster, "cluster", false, "use a Kubernetes cluster through the kubeconfig loading rules instead of the local store")
+	cluster, _ := strconv.ParseBool(os.Getenv(config.ClusterEnv))
+	fs.BoolVar(&o.Cluster, "cluster", cluster, "use a Kubernetes cluster through the kubeconfig loading rules (in a Pod: its ServiceAccount) instead of the local store (default $"+config.ClusterEnv+")")
 	fs.StringVar(&o.ConfigFile, "config", "", "tether configuration file (default $TETHER_HOME/config.yaml, TETHER_HOME defaulting to ~/.config/tether)")
 	o.KubeConfig.AddFlags(fs)
 }

@@ -19,7 +19,6 @@ package cli
 import (
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -57,11 +56,18 @@ func getHook(cmd *cobra.Command, g *GlobalOptions, name string) (*Backend, *v1.H
 func newReceiptsVerifyCommand(g *GlobalOptions) *cobra.Command {
 	return &cobra.Command{
 		Use:   "verify HOOK",
-		Short: "Verify every receipt of a hook and name each one that fails",
-		Long: `Check each receipt in status.steps[].receipts: its DSSE signature with the
-task's key, and that the signed statement matches the receipt's fields and
-the hook's namespace, name and uid. Exits 1 when any receipt fails, or when
-there is no key to verify with.`,
+		Short: "Verify that a hook's signed receipts support its steps' results",
+		Long: `Check the whole claim of a hook's status, not each signature alone: every
+Passed step must have, for the attempt it passed in, exactly one receipt per
+validate command of the run that passed it, each exiting 0, in order, and
+signed with the task's key for this hook (namespace, name and uid), this
+step and that attempt; a completed hook must have every step passed. A
+Passed step that declares no validate commands is "passed without
+validation". Each receipt's DSSE signature and fields are checked too.
+
+Prints one line per step and one per receipt. Exits 1 naming each step and
+what is wrong when the evidence does not support the status, or when there
+is no key to verify with (the rest is still checked and printed).`,
 		Args: exactHook,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			b, hook, err := getHook(cmd, g, args[0])
@@ -73,39 +79,87 @@ there is no key to verify with.`,
 			if err != nil {
 				return err
 			}
-			results, err := receipts.VerifyAll(cmd.Context(), hook, km)
-			if err != nil {
-				if errors.Is(err, receipts.ErrNoKey) {
-					return fmt.Errorf("cannot verify the receipts of hook %q: %w", hook.Name, err)
-				}
+			rep := receipts.CheckHook(cmd.Context(), hook, km)
+			if err := printEvidence(cmd, rep); err != nil {
 				return err
 			}
-			w := printers.GetNewTabWriter(cmd.OutOrStdout())
-			_, _ = fmt.Fprintln(w, "STEP\tATTEMPT\tRECEIPT\tCOMMAND\tEXIT\tRESULT")
-			var failed []string
-			for i := range results {
-				r := &results[i]
-				result := "verified"
-				if r.Err != nil {
-					result = "FAILED: " + r.Err.Error()
-					failed = append(failed, fmt.Sprintf("%s: %v", r.Name(), r.Err))
+			var bad []string
+			for i := range rep.Steps {
+				for _, f := range rep.Steps[i].Failures {
+					bad = append(bad, f.Error())
 				}
-				_, _ = fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\n", r.Step, r.Receipt.Attempt,
-					fmt.Sprintf("steps[%d].receipts[%d]", r.StepIndex, r.Index), strings.Join(r.Receipt.Command, " "), r.Receipt.ExitCode, result)
 			}
-			if err := w.Flush(); err != nil {
-				return err
+			invalid := 0
+			for i := range rep.Steps {
+				if rep.Steps[i].Verdict == receipts.VerdictInvalid {
+					invalid++
+				}
 			}
-			if len(failed) > 0 {
-				return fmt.Errorf("%d of %d receipts of hook %q failed verification:\n  %s",
-					len(failed), len(results), hook.Name, strings.Join(failed, "\n  "))
+			switch {
+			case len(bad) > 0:
+				return fmt.Errorf("the receipts of hook %q do not support its status: %d of %d steps fail:\n  %s",
+					hook.Name, invalid, len(rep.Steps), strings.Join(bad, "\n  "))
+			case rep.KeyErr != nil:
+				return fmt.Errorf("cannot verify the receipts of hook %q: %w", hook.Name, rep.KeyErr)
 			}
-			if len(results) == 0 {
-				_, _ = fmt.Fprintf(cmd.ErrOrStderr(), "hook %q has no receipts yet\n", hook.Name)
+			if len(rep.Steps) == 0 {
+				_, _ = fmt.Fprintf(cmd.ErrOrStderr(), "hook %q has no step results yet\n", hook.Name)
 			}
 			return nil
 		},
 	}
+}
+
+// printEvidence prints a step table and a receipt table of rep.
+func printEvidence(cmd *cobra.Command, rep *receipts.Report) error {
+	w := printers.GetNewTabWriter(cmd.OutOrStdout())
+	_, _ = fmt.Fprintln(w, "STEP\tPHASE\tATTEMPT\tRECEIPTS\tVERDICT")
+	for i := range rep.Steps {
+		s := &rep.Steps[i]
+		attempt, receiptCount := "-", fmt.Sprint(len(s.Receipts))
+		if s.Phase == v1.StepPassed {
+			attempt = fmt.Sprint(s.Attempt)
+		}
+		if s.Commands >= 0 {
+			receiptCount = fmt.Sprintf("%d/%d", len(s.Receipts), s.Commands)
+		}
+		verdict := string(s.Verdict)
+		if s.Verdict == receipts.VerdictInvalid {
+			verdict = fmt.Sprintf("INVALID (%d)", len(s.Failures))
+		}
+		for _, n := range s.Notes {
+			verdict += "; " + n
+		}
+		_, _ = fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", s.Name, orDash(string(s.Phase)), attempt, receiptCount, verdict)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	n := 0
+	for i := range rep.Steps {
+		n += len(rep.Steps[i].Receipts)
+	}
+	if n == 0 {
+		return nil
+	}
+	_, _ = fmt.Fprintln(cmd.OutOrStdout())
+	_, _ = fmt.Fprintln(w, "STEP\tATTEMPT\tRECEIPT\tCOMMAND\tEXIT\tSIGNATURE")
+	for i := range rep.Steps {
+		s := &rep.Steps[i]
+		for j := range s.Receipts {
+			r := &s.Receipts[j]
+			_, _ = fmt.Fprintf(w, "%s\t%d\t%s\t%s\t%d\t%s\n", s.Name, r.Receipt.Attempt, fmt.Sprintf("steps[%d].receipts[%d]", s.Index, r.Index),
+				strings.Join(r.Receipt.Command, " "), r.Receipt.ExitCode, r.Status(rep.KeyErr))
+		}
+	}
+	return w.Flush()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func newReceiptsPubkeyCommand(g *GlobalOptions) *cobra.Command {

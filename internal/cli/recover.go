@@ -51,11 +51,11 @@ except that it finds the files changed since the last checkpoint with git.`,
 				return err
 			}
 			// Without a usable key the file still renders, saying so per receipt.
-			var status recoveryfile.ReceiptStatus
+			var evidence recoveryfile.Evidence
 			if km, err := keyManager(g, b); err == nil {
-				status = receipts.StatusFunc(cmd.Context(), km)
+				evidence = receipts.EvidenceFunc(cmd.Context(), km)
 			}
-			opts := recoveryfile.Options{ReceiptStatus: status}
+			opts := recoveryfile.Options{Evidence: evidence}
 			if err := addCheckpoints(cmd.Context(), b, hook, &opts, cmd.ErrOrStderr()); err != nil {
 				return err
 			}

@@ -23,13 +23,18 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -56,8 +61,26 @@ type runOptions struct {
 	metricsAddr string
 	probeAddr   string
 	leaderElect bool
+	lease       leaseTiming
+	recoveryDir string
 	manifests   string
 	zap         zap.Options
+}
+
+// workerPods selects the Pods the Worker reconciler creates.
+var workerPods = func() labels.Selector {
+	req, err := labels.NewRequirement(controllers.WorkerLabel, selection.Exists, nil)
+	if err != nil {
+		panic(err)
+	}
+	return labels.NewSelector().Add(*req)
+}()
+
+// leaseTiming is the leader election's timing, client-go's
+// LeaderElectionConfig fields. The defaults are controller-runtime's: a
+// SIGKILLed leader is replaced within LeaseDuration plus RetryPeriod.
+type leaseTiming struct {
+	duration, renewDeadline, retryPeriod time.Duration
 }
 
 func newRunCommand(g *GlobalOptions) *cobra.Command {
@@ -84,7 +107,11 @@ otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 	fs := cmd.Flags()
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", "0", "address of the Prometheus metrics endpoint; 0 disables it")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "address of the /healthz and /readyz endpoints; empty disables them")
-	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles")
+	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles; a leader stopped by SIGINT or SIGTERM releases the Lease, so a standby takes over within --leader-elect-retry-period")
+	fs.DurationVar(&o.lease.duration, "leader-elect-lease-duration", 15*time.Second, "with --leader-elect, how long standbys wait before taking the Lease of a leader that stopped renewing it (one killed with SIGKILL)")
+	fs.DurationVar(&o.lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "with --leader-elect, how long the leader keeps trying to renew before it gives up leading and exits")
+	fs.DurationVar(&o.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "with --leader-elect, how often candidates try to take or renew the Lease")
+	fs.StringVar(&o.recoveryDir, "recovery-dir", "", "with --cluster, also write each Hook's recovery file under this directory (default: the configuration file's recoveryDir; unset, none: the operator writes nothing to its filesystem, and tether recover renders the file from the Hook)")
 	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
 	bindLogFlags(fs, &o.zap)
 	return cmd
@@ -156,9 +183,9 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 	}
 	log.Info("serving the local store", "store", dir, "pid", os.Getpid())
 	return mgr, controllers.Options{
-		Config:        cfg,
-		RecoveryDir:   filepath.Join(dir, RecoveryDirName),
-		ReceiptStatus: receipts.StatusFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
+		Config:      cfg,
+		RecoveryDir: filepath.Join(dir, RecoveryDirName),
+		Evidence:    receipts.EvidenceFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir}),
 		Worker: controllers.WorkerOptions{
 			LogDir: filepath.Join(dir, "logs"),
 			Env:    []string{config.StoreEnv + "=" + dir},
@@ -167,8 +194,10 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 }
 
 // clusterBackend builds a Manager on the cluster of the kubeconfig, with
-// optional leader election. Worker logs go to the user's cache directory.
-func (o *runOptions) clusterBackend(_ context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, _ logr.Logger) (manager.Manager, controllers.Options, error) {
+// optional leader election. It writes recovery files only when asked to,
+// and verifies receipts with the keys in each namespace's Secret. Worker
+// logs of launched processes go to the user's cache directory.
+func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, _ logr.Logger) (manager.Manager, controllers.Options, error) {
 	rest, err := g.KubeConfig.ToRESTConfig()
 	if err != nil {
 		return nil, controllers.Options{}, fmt.Errorf("loading kubeconfig: %w", err)
@@ -180,21 +209,42 @@ func (o *runOptions) clusterBackend(_ context.Context, g *GlobalOptions, s *runt
 		return nil, controllers.Options{}, err
 	}
 	mgr, err := ctrl.NewManager(rest, ctrl.Options{
-		Scheme:                  s,
-		Metrics:                 metricsserver.Options{BindAddress: o.metricsAddr},
-		HealthProbeBindAddress:  o.probeAddr,
-		LeaderElection:          o.leaderElect,
-		LeaderElectionID:        LeaderElectionID,
-		LeaderElectionNamespace: ns,
-		Cache:                   cache.Options{ByObject: controllers.NotifyEventCache()},
+		Scheme:                        s,
+		Metrics:                       metricsserver.Options{BindAddress: o.metricsAddr},
+		HealthProbeBindAddress:        o.probeAddr,
+		LeaderElection:                o.leaderElect,
+		LeaderElectionID:              LeaderElectionID,
+		LeaderElectionNamespace:       ns,
+		LeaderElectionReleaseOnCancel: true,
+		// The operator watches only the Pods of Workers, not every Pod.
+		Cache:         cache.Options{ByObject: clusterCache(workerPods)},
+		LeaseDuration: &o.lease.duration,
+		RenewDeadline: &o.lease.renewDeadline,
+		RetryPeriod:   &o.lease.retryPeriod,
 	})
 	if err != nil {
 		return nil, controllers.Options{}, err
 	}
-	return mgr, controllers.Options{Config: cfg, RecoveryDir: cfg.RecoveryDir}, nil
+	recoveryDir := o.recoveryDir
+	if recoveryDir == "" {
+		recoveryDir = cfg.RecoveryDir
+	}
+	// Keys are read uncached, one Secret at a time: the operator needs get
+	// on Secrets, never a cluster-wide watch of them.
+	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader()}
+	return mgr, controllers.Options{Config: cfg, RecoveryDir: recoveryDir, Evidence: receipts.EvidenceFunc(ctx, keys)}, nil
 }
 
 // openStore opens the local store serving crds, the embedded CRDs.
 func openStore(dir string, s *runtime.Scheme, crds []*apiextensionsv1.CustomResourceDefinition, log logr.Logger) (*filestore.Store, error) {
 	return filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: log.WithName("store")})
+}
+
+// clusterCache restricts the operator's cache: only the Pods of Workers
+// (selected by workerPods), and only the Events about tether's objects,
+// not every Pod and Event of the cluster.
+func clusterCache(workerPods labels.Selector) map[client.Object]cache.ByObject {
+	byObject := controllers.NotifyEventCache()
+	byObject[&corev1.Pod{}] = cache.ByObject{Label: workerPods}
+	return byObject
 }

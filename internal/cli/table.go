@@ -19,6 +19,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/duration"
+
+	tetherv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 )
 
 // ToTable converts objects of type rt into the Table the API server would
@@ -61,7 +64,26 @@ func ToTable(ctx context.Context, rt ResourceType, objs []*unstructured.Unstruct
 	for i := range table.Rows {
 		table.Rows[i].Object = runtime.RawExtension{Object: objs[i]}
 	}
+	if rt.GVK.Kind == "Hook" {
+		showInitializing(table)
+	}
 	return table, nil
+}
+
+// showInitializing fills the State cell of a Hook no reconciler has
+// initialized yet, which has no status.state, with the state describe and
+// recover show for it, so every view of the Hook says the same.
+func showInitializing(table *metav1.Table) {
+	col := slices.IndexFunc(table.ColumnDefinitions, func(c metav1.TableColumnDefinition) bool { return c.Name == "State" })
+	if col < 0 {
+		return
+	}
+	for i := range table.Rows {
+		cells := table.Rows[i].Cells
+		if col < len(cells) && (cells[col] == nil || cells[col] == "") {
+			cells[col] = string(tetherv1alpha1.HookInitializing)
+		}
+	}
 }
 
 // eventColumns are kube-apiserver's Event printer columns

@@ -55,6 +55,10 @@ const (
 	// --store), and a Worker launched by `tether run` on the local store
 	// gets it. In cluster mode a Worker's agent uses its kubeconfig instead.
 	StoreEnv = "TETHER_STORE"
+	// ClusterEnv, set to true, makes every verb talk to the cluster, as
+	// --cluster does; a Worker's Pod gets it, with a ServiceAccount for
+	// the in-cluster credentials.
+	ClusterEnv = "TETHER_CLUSTER"
 )
 
 // FileName is the name of the configuration file in tether's home directory.
@@ -92,8 +96,10 @@ type Config struct {
 	// KeyDir is the directory of the receipt signing keys; relative paths
 	// are relative to the configuration file's directory.
 	KeyDir string `json:"keyDir,omitempty"`
-	// RecoveryDir is where `tether run --cluster` writes recovery files; on
-	// the local store they live in the store's recovery/ directory.
+	// RecoveryDir, when set, is where `tether run --cluster` also writes
+	// recovery files; unset, the operator writes none (tether recover
+	// renders them from the Hook). On the local store they live in the
+	// store's recovery/ directory.
 	RecoveryDir string `json:"recoveryDir,omitempty"`
 	// AgentLoop holds the caps of the Stop continuation loop that
 	// `tether agent hook` keeps going.
@@ -184,9 +190,8 @@ func Default(home string) *Config {
 			Failed:    metav1.Duration{Duration: DefaultFailedTTL},
 			Abandoned: metav1.Duration{Duration: DefaultAbandonedTTL},
 		},
-		AgentLoop:   AgentLoop{MaxConsecutive: DefaultAgentMaxConsecutive, MaxPerHook: DefaultAgentMaxPerHook},
-		KeyDir:      filepath.Join(home, "keys"),
-		RecoveryDir: filepath.Join(home, "recovery"),
+		AgentLoop: AgentLoop{MaxConsecutive: DefaultAgentMaxConsecutive, MaxPerHook: DefaultAgentMaxPerHook},
+		KeyDir:    filepath.Join(home, "keys"),
 	}
 }
 

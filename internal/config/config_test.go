@@ -43,7 +43,7 @@ func TestLoad(t *testing.T) {
 			check: func(c *config.Config) bool {
 				return c.StaleAfter.Duration == 5*time.Minute && c.Retention.Completed.Duration == 30*24*time.Hour &&
 					c.Retention.Abandoned.Duration == 7*24*time.Hour && c.MaxCheckpoints == 50 &&
-					c.KeyDir == filepath.Join(home, "keys") && c.RecoveryDir == filepath.Join(home, "recovery")
+					c.KeyDir == filepath.Join(home, "keys") && c.RecoveryDir == ""
 			},
 		},
 		{

@@ -85,9 +85,9 @@ type Options struct {
 	Recorder events.EventRecorder
 	// Limits are the Stop caps (zero fields take claudehook's defaults).
 	Limits claudehook.Limits
-	// ReceiptStatus verifies receipts in the recovery file; nil says
-	// whether each is signed.
-	ReceiptStatus recoveryfile.ReceiptStatus
+	// Evidence verifies receipts in the recovery file; nil checks
+	// everything but the signatures.
+	Evidence recoveryfile.Evidence
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// DefaultStaleAfter is the staleAfter of Hooks whose spec sets none
@@ -399,7 +399,7 @@ func (h *handler) sessionStart(ctx context.Context) error {
 	if hook.Spec.Suspend {
 		fmt.Fprintf(&b, "tether: hook %s is PAUSED%s. Do not work on it until a person unpauses it.\n\n", hook.Name, pauseReason(hook))
 	}
-	opts := recoveryfile.Options{ReceiptStatus: h.opts.ReceiptStatus}
+	opts := recoveryfile.Options{Evidence: h.opts.Evidence}
 	summaries, _, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
 	if err != nil {
 		h.note(fmt.Sprintf("tether: listing the checkpoints of hook %q: %v", hook.Name, err))

@@ -196,9 +196,11 @@ func conclude(ctx context.Context, opts *Options, cs v1.CurrentStep,
 		signed := make([]v1.Receipt, len(results))
 		for i := range results {
 			signed[i] = receipts.FromResult(&results[i], cs.Attempt)
-			if err := receipts.Sign(signer, h, cs.Name, &signed[i]); err != nil {
-				return hookfsm.Input{}, err
-			}
+		}
+		// Each receipt signs its place among the commands that ran, so
+		// that a dropped, duplicated or reordered receipt is detected.
+		if err := receipts.SignRun(signer, h, cs.Name, step.Validate, signed); err != nil {
+			return hookfsm.Input{}, err
 		}
 		return hookfsm.Input{Event: event, Receipts: signed, Message: truncate(failure, maxMessage)}, nil
 	})

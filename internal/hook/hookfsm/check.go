@@ -68,18 +68,26 @@ func Summary(ds []Disagreement) string {
 // What the replay determines is checked, nothing more: the state, the
 // current step's index and attempt, every step before the current one
 // having passed, the current step's phase where the state implies it (and
-// its attempt count while it runs or validates), and no later step having
-// passed or failed. Results are compared by position in status.steps.
-func CheckHistory(hook *v1.Hook) []Disagreement {
+// its attempt count while it runs or validates), no later step having
+// passed or failed, the attempt count of each passed step whose pass is
+// in the history, and status.historyDropped against where the history
+// starts. Results are compared by position in status.steps.
+//
+// A history truncated to its newest entries (status.historyDropped > 0)
+// still checks all of that except the attempt counts of steps that passed
+// before its first entry; a history that lost entries without counting
+// them is a disagreement of status.historyDropped.
+func CheckHistory(hook *v1.Hook) (ds []Disagreement) {
 	st := &hook.Status
 	state, step, attempt, err := Fold(st.History)
 	if err != nil {
 		return []Disagreement{{Field: "status.history", Recorded: "not a sequence of transitions", Replayed: err.Error()}}
 	}
-	var ds []Disagreement
 	add := func(field, recorded, replayed string) {
 		ds = append(ds, Disagreement{Field: field, Recorded: recorded, Replayed: replayed})
 	}
+	checkDropped(st, add)
+	defer checkPassedAttempts(st, add)
 	if got := stateOrInitializing(st.State); got != state {
 		add("status.state", string(got), string(state))
 	}
@@ -134,6 +142,48 @@ func CheckHistory(hook *v1.Hook) []Disagreement {
 		}
 	}
 	return ds
+}
+
+// checkDropped checks status.historyDropped against the history: only
+// truncation drops entries, and it drops the oldest, keeping exactly
+// v1alpha1.HookHistoryLimit; so a history that starts at the first
+// transition (from initializing) dropped none, and one that does not
+// start there dropped some.
+func checkDropped(st *v1.HookStatus, add func(field, recorded, replayed string)) {
+	n, dropped := len(st.History), st.HistoryDropped
+	switch {
+	case n == 0 && dropped > 0:
+		add("status.historyDropped", fmt.Sprint(dropped), "0: the history is empty")
+	case n == 0:
+	case dropped < 0:
+		add("status.historyDropped", fmt.Sprint(dropped), "a count, never negative")
+	case dropped > 0 && stateOrInitializing(st.History[0].From) == v1.HookInitializing:
+		add("status.historyDropped", fmt.Sprint(dropped), "0: the history starts at the first transition")
+	case dropped > 0 && n != v1.HookHistoryLimit:
+		add("status.historyDropped", fmt.Sprint(dropped),
+			fmt.Sprintf("0, or %d entries kept: truncation keeps the newest %d, and %d are left", v1.HookHistoryLimit, v1.HookHistoryLimit, n))
+	case dropped == 0 && stateOrInitializing(st.History[0].From) != v1.HookInitializing:
+		add("status.historyDropped", "0", fmt.Sprintf("more: the history starts at a later transition (%s from %s), so entries were removed", st.History[0].Event, st.History[0].From))
+	}
+}
+
+// checkPassedAttempts checks the attempt count of every step whose pass
+// the history holds: a passed step keeps the attempt it passed in, which
+// is the attempt of the entry before the pass (step_validating).
+func checkPassedAttempts(st *v1.HookStatus, add func(field, recorded, replayed string)) {
+	for k := 1; k < len(st.History); k++ {
+		e, before := &st.History[k], &st.History[k-1]
+		if e.Event != string(Pass) {
+			continue
+		}
+		i := before.Step
+		if i < 0 || int(i) >= len(st.Steps) {
+			continue
+		}
+		if r := &st.Steps[i]; r.Phase == v1.StepPassed && r.Attempts != before.Attempt {
+			add(fmt.Sprintf("status.steps[%d].attempts", i), fmt.Sprint(r.Attempts), fmt.Sprintf("%d: the step passed in attempt %d (history[%d])", before.Attempt, before.Attempt, k))
+		}
+	}
 }
 
 // phaseOf is the current step's phase that a state implies. Awaiting,

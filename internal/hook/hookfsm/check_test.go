@@ -65,6 +65,17 @@ func TestCheckHistory(t *testing.T) {
 			[]string{"status.currentStep"}},
 		{"history rewritten", running, func(st *v1.HookStatus) { st.History[1].To = v1.HookCompleted },
 			[]string{"status.history"}},
+		{"a passed step's attempt count", running, func(st *v1.HookStatus) { st.Steps[0].Attempts = 3 },
+			[]string{"status.steps[0].attempts"}},
+		{"oldest entries removed, uncounted", running, func(st *v1.HookStatus) { st.History = st.History[2:] },
+			[]string{"status.historyDropped"}},
+		{"dropped entries counted on a full history", running, func(st *v1.HookStatus) { st.HistoryDropped = 4 },
+			[]string{"status.historyDropped"}},
+		{"dropped count on a history shorter than the limit", running, func(st *v1.HookStatus) {
+			st.History, st.HistoryDropped = st.History[2:], 2
+		}, []string{"status.historyDropped"}},
+		{"history emptied", running, func(st *v1.HookStatus) { st.History, st.HistoryDropped = nil, 5 },
+			[]string{"status.historyDropped", "status.state", "status.currentStep", "status.steps[0].phase"}},
 		{"initialized without history", nil, func(st *v1.HookStatus) {
 			st.State = v1.HookStepRunning
 			st.CurrentStep = &v1.CurrentStep{Attempt: 1}
@@ -94,5 +105,43 @@ func TestDisagreementString(t *testing.T) {
 	}
 	if got := hookfsm.Summary([]hookfsm.Disagreement{d, d}); got != d.String()+"; "+d.String() {
 		t.Fatalf("Summary = %q", got)
+	}
+}
+
+// TestCheckHistoryTruncated drives a Hook past the history limit: the
+// truncated history still checks the state, the current step and the
+// dropped count, but no longer the attempt count of a step whose pass was
+// dropped.
+func TestCheckHistoryTruncated(t *testing.T) {
+	events := []hookfsm.Event{ini, beg, val, pass, beg}
+	for range v1.HookHistoryLimit / 2 {
+		events = append(events, aw, res)
+	}
+	h := drive(t, newHook(), events...)
+	if h.Status.HistoryDropped == 0 || len(h.Status.History) != v1.HookHistoryLimit {
+		t.Fatalf("history %d entries, %d dropped: want it truncated", len(h.Status.History), h.Status.HistoryDropped)
+	}
+	tests := []struct {
+		name   string
+		edit   func(st *v1.HookStatus)
+		fields []string
+	}{
+		{"untouched", func(*v1.HookStatus) {}, nil},
+		{"state", func(st *v1.HookStatus) { st.State = v1.HookCompleted }, []string{"status.state"}},
+		{"current attempt", func(st *v1.HookStatus) { st.CurrentStep.Attempt = 2 }, []string{"status.currentStep.attempt"}},
+		{"dropped count reset", func(st *v1.HookStatus) { st.HistoryDropped = 0 }, []string{"status.historyDropped"}},
+		{"an entry removed", func(st *v1.HookStatus) { st.History = st.History[1:] }, []string{"status.historyDropped"}},
+		// The pass of step 1 was dropped: its attempt count cannot be checked.
+		{"attempts of a step passed before the first entry", func(st *v1.HookStatus) { st.Steps[0].Attempts = 3 }, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := h.DeepCopy()
+			tt.edit(&c.Status)
+			ds := hookfsm.CheckHistory(c)
+			if got := hookfsm.Fields(ds); !reflect.DeepEqual(got, tt.fields) {
+				t.Fatalf("fields %q, want %q (%s)", got, tt.fields, hookfsm.Summary(ds))
+			}
+		})
 	}
 }

@@ -21,7 +21,6 @@ package receipts
 
 import (
 	"bytes"
-	"context"
 	"crypto/ed25519"
 	"crypto/sha256"
 	"encoding/base64"
@@ -45,13 +44,22 @@ const (
 	PayloadType = "application/vnd.in-toto+json"
 	// StatementType is the in-toto Statement's _type.
 	StatementType = "https://in-toto.io/Statement/v1"
-	// PredicateType identifies tether's receipt predicate.
-	PredicateType = "https://tether.dev/receipt/v1"
+	// PredicateType identifies tether's receipt predicate. Version 2 binds
+	// each receipt to its place in the validation run: commandIndex,
+	// commandCount and validateSHA256.
+	PredicateType = "https://tether.dev/receipt/v2"
+	// PredicateTypeV1 is the predicate of receipts signed before version 2.
+	// They still verify one by one; their place in the run is checked
+	// against the current spec, which nothing signed.
+	PredicateTypeV1 = "https://tether.dev/receipt/v1"
 )
 
 // maxPayload bounds the payload a decoder accepts; a real one is under 2 KiB
 // plus the command line.
 const maxPayload = 256 << 10
+
+// maxCommands is the schema's bound on a step's validate commands.
+const maxCommands = 16
 
 // ErrUnsigned means a receipt carries no envelope.
 var ErrUnsigned = errors.New("receipt is not signed")
@@ -99,6 +107,15 @@ type Predicate struct {
 	StdoutSHA256 string `json:"stdoutSHA256"`
 	// StderrSHA256 is the hex SHA-256 of the whole stderr.
 	StderrSHA256 string `json:"stderrSHA256"`
+	// CommandIndex is the zero-based position of Command in the step's
+	// validate commands; set from version 2 on.
+	CommandIndex *int32 `json:"commandIndex,omitempty"`
+	// CommandCount is how many validate commands the step declared when
+	// the run began; set from version 2 on.
+	CommandCount *int32 `json:"commandCount,omitempty"`
+	// ValidateSHA256 is ValidateDigest of those commands; set from version
+	// 2 on.
+	ValidateSHA256 string `json:"validateSHA256,omitempty"`
 }
 
 // HookRef identifies a Hook, including its uid so that a receipt does not
@@ -144,12 +161,58 @@ func formatTime(t metav1.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// StatementFor is the Statement that a receipt of hook's step signs.
-func StatementFor(hook *v1.Hook, step string, r *v1.Receipt) *Statement {
+// Position places a receipt in its validation run: the receipt of the
+// Index-th of Validate, the argv of every validate command of the step as
+// the run found them.
+type Position struct {
+	// Index is the zero-based position of the receipt's command.
+	Index int
+	// Validate lists the argv of each of the step's validate commands.
+	Validate [][]string
+}
+
+// Argvs lists the argv of each command in validate.
+func Argvs(validate []v1.ValidationCommand) [][]string {
+	out := make([][]string, len(validate))
+	for i := range validate {
+		out[i] = validate[i].Command
+	}
+	return out
+}
+
+// ValidateDigest is the hex SHA-256 of the JSON array of the argv arrays of
+// a step's validate commands, encoded compactly without HTML escaping, for
+// example [["go","vet","./..."],["go","test","./..."]].
+func ValidateDigest(validate [][]string) string {
+	if validate == nil {
+		validate = [][]string{}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(validate) // a [][]string always encodes
+	h := sha256.Sum256(bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return hex.EncodeToString(h[:])
+}
+
+// StatementFor is the Statement that a receipt of hook's step at position
+// pos signs.
+func StatementFor(hook *v1.Hook, step string, pos Position, r *v1.Receipt) *Statement {
+	st := statementV1(hook, step, r)
+	st.PredicateType = PredicateType
+	index, count := int32(pos.Index), int32(len(pos.Validate)) //nolint:gosec // both are bounded by the schema (16 commands)
+	st.Predicate.CommandIndex, st.Predicate.CommandCount = &index, &count
+	st.Predicate.ValidateSHA256 = ValidateDigest(pos.Validate)
+	return st
+}
+
+// statementV1 is the version 1 statement of a receipt: what the receipt's
+// own fields and the Hook determine.
+func statementV1(hook *v1.Hook, step string, r *v1.Receipt) *Statement {
 	return &Statement{
 		Type:          StatementType,
 		Subject:       []Subject{{Name: SubjectName(hook), Digest: map[string]string{"sha256": SubjectDigest(hook)}}},
-		PredicateType: PredicateType,
+		PredicateType: PredicateTypeV1,
 		Predicate: Predicate{
 			Hook:           HookRef{Namespace: hook.Namespace, Name: hook.Name, UID: string(hook.UID)},
 			Step:           step,
@@ -165,16 +228,20 @@ func StatementFor(hook *v1.Hook, step string, r *v1.Receipt) *Statement {
 	}
 }
 
-// Sign sets r.Envelope: a DSSE envelope of the Statement of r, a receipt of
-// hook's step, signed by s. r's times are first truncated to the second, as
-// they are stored.
-func Sign(s ReceiptSigner, hook *v1.Hook, step string, r *v1.Receipt) error {
+// Sign sets r.Envelope: a DSSE envelope of the Statement of r, the receipt
+// at pos in a validation run of hook's step, signed by s. r's times are
+// first truncated to the second, as they are stored. r.Command must be the
+// command at pos.
+func Sign(s ReceiptSigner, hook *v1.Hook, step string, pos Position, r *v1.Receipt) error {
 	if hook.UID == "" {
 		return fmt.Errorf("hook %q: metadata.uid is empty; a receipt names the Hook's uid", hook.Name)
 	}
+	if pos.Index < 0 || pos.Index >= len(pos.Validate) || !slices.Equal(pos.Validate[pos.Index], r.Command) {
+		return fmt.Errorf("receipt of %q is not command %d of the step's %d validate commands", r.Command, pos.Index, len(pos.Validate))
+	}
 	r.StartedAt = metav1.NewTime(r.StartedAt.UTC().Truncate(time.Second))
 	r.FinishedAt = metav1.NewTime(r.FinishedAt.UTC().Truncate(time.Second))
-	payload, err := json.Marshal(StatementFor(hook, step, r))
+	payload, err := json.Marshal(StatementFor(hook, step, pos, r))
 	if err != nil {
 		return fmt.Errorf("encoding the receipt statement: %w", err)
 	}
@@ -190,12 +257,38 @@ func Sign(s ReceiptSigner, hook *v1.Hook, step string, r *v1.Receipt) error {
 	return nil
 }
 
+// SignRun signs rs, the receipts of one validation run of hook's step, in
+// the order the step's validate commands ran: rs[i] is the receipt of
+// validate[i]. A run that stopped at a failing command has fewer receipts
+// than commands.
+func SignRun(s ReceiptSigner, hook *v1.Hook, step string, validate []v1.ValidationCommand, rs []v1.Receipt) error {
+	argvs := Argvs(validate)
+	for i := range rs {
+		if err := Sign(s, hook, step, Position{Index: i, Validate: argvs}, &rs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 var strictBase64 = base64.StdEncoding.Strict()
 
 // DecodeEnvelope checks env's payload type and signature against pub and
 // returns the decoded Statement. A signature whose keyid is set must name
 // pub; at least one signature must verify.
 func DecodeEnvelope(env *v1.Envelope, pub ed25519.PublicKey) (*Statement, error) {
+	payload, err := envelopePayload(env)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSignatures(env, payload, pub); err != nil {
+		return nil, err
+	}
+	return decodeStatement(payload)
+}
+
+// envelopePayload checks env's form and returns its decoded payload.
+func envelopePayload(env *v1.Envelope) ([]byte, error) {
 	if env == nil {
 		return nil, ErrUnsigned
 	}
@@ -212,11 +305,17 @@ func DecodeEnvelope(env *v1.Envelope, pub ed25519.PublicKey) (*Statement, error)
 	if len(env.Signatures) == 0 {
 		return nil, errors.New("envelope.signatures is empty")
 	}
+	return payload, nil
+}
+
+// errBadSignature marks a signature that does not verify with the task key.
+var errBadSignature = errors.New("signature")
+
+func checkSignatures(env *v1.Envelope, payload []byte, pub ed25519.PublicKey) error {
 	if len(pub) != ed25519.PublicKeySize {
-		return nil, fmt.Errorf("public key: %d bytes, want %d", len(pub), ed25519.PublicKeySize)
+		return fmt.Errorf("public key: %d bytes, want %d", len(pub), ed25519.PublicKeySize)
 	}
 	keyID, message := KeyID(pub), PAE(env.PayloadType, payload)
-	verified := false
 	var reasons []string
 	for i, s := range env.Signatures {
 		sig, err := strictBase64.DecodeString(s.Sig)
@@ -228,12 +327,13 @@ func DecodeEnvelope(env *v1.Envelope, pub ed25519.PublicKey) (*Statement, error)
 		case !ed25519.Verify(pub, message, sig):
 			reasons = append(reasons, fmt.Sprintf("envelope.signatures[%d].sig does not verify", i))
 		default:
-			verified = true
+			return nil
 		}
 	}
-	if !verified {
-		return nil, errors.New(reasons[0])
-	}
+	return fmt.Errorf("%w: %s", errBadSignature, reasons[0])
+}
+
+func decodeStatement(payload []byte) (*Statement, error) {
 	var st Statement
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	dec.DisallowUnknownFields()
@@ -248,23 +348,88 @@ func DecodeEnvelope(env *v1.Envelope, pub ed25519.PublicKey) (*Statement, error)
 
 // Verify checks that r, a receipt of hook's step, carries an envelope signed
 // by pub whose Statement matches hook's identity and every field of r. The
-// error names the first field that does not match.
+// error is a *Failure naming the first field that does not match. It checks
+// the receipt alone; Check checks a step's receipts together.
 func Verify(hook *v1.Hook, step string, r *v1.Receipt, pub ed25519.PublicKey) error {
-	st, err := DecodeEnvelope(r.Envelope, pub)
-	if err != nil {
-		return err
+	_, f := verifyReceipt(hook, step, r, pub)
+	if f != nil {
+		return f
 	}
-	want := StatementFor(hook, step, r)
+	return nil
+}
+
+// verifyReceipt checks r as Verify does and returns its decoded statement.
+// With no pub the signature is not checked but the rest is: the statement
+// is then only as good as the stored bytes. The statement is returned
+// whenever the payload decodes, even when r fails.
+func verifyReceipt(hook *v1.Hook, step string, r *v1.Receipt, pub ed25519.PublicKey) (*Statement, *Failure) {
+	fail := func(kind FailureKind, err error) *Failure {
+		return &Failure{Kind: kind, Message: err.Error(), err: err}
+	}
+	payload, err := envelopePayload(r.Envelope)
+	if errors.Is(err, ErrUnsigned) {
+		return nil, fail(FailureUnsigned, err)
+	}
+	if err != nil {
+		return nil, fail(FailureSignature, err)
+	}
+	if pub != nil {
+		if err := checkSignatures(r.Envelope, payload, pub); err != nil {
+			// Another Hook's receipt is signed with that Hook's key; say so
+			// rather than only that the signature fails.
+			if st, derr := decodeStatement(payload); derr == nil && st.Predicate.Hook != (HookRef{Namespace: hook.Namespace, Name: hook.Name, UID: string(hook.UID)}) {
+				return nil, fail(FailureOtherHook, fmt.Errorf("statement names hook %s/%s (uid %s), not this hook, and %w",
+					st.Predicate.Hook.Namespace, st.Predicate.Hook.Name, st.Predicate.Hook.UID, err))
+			}
+			return nil, fail(FailureSignature, err)
+		}
+	}
+	st, err := decodeStatement(payload)
+	if err != nil {
+		return nil, fail(FailureSignature, err)
+	}
+	want := statementV1(hook, step, r)
 	switch {
 	case st.Type != want.Type:
-		return fmt.Errorf("statement _type is %q, want %q", st.Type, want.Type)
-	case st.PredicateType != want.PredicateType:
-		return fmt.Errorf("statement predicateType is %q, want %q", st.PredicateType, want.PredicateType)
+		return st, fail(FailureSignature, fmt.Errorf("statement _type is %q, want %q", st.Type, want.Type))
+	case st.PredicateType != PredicateType && st.PredicateType != PredicateTypeV1:
+		return st, fail(FailureSignature, fmt.Errorf("statement predicateType is %q, want %q", st.PredicateType, PredicateType))
 	case len(st.Subject) != 1 || st.Subject[0].Name != want.Subject[0].Name ||
-		len(st.Subject[0].Digest) != 1 || st.Subject[0].Digest["sha256"] != want.Subject[0].Digest["sha256"]:
-		return fmt.Errorf("statement subject does not name hook %s/%s (uid %s)", hook.Namespace, hook.Name, hook.UID)
+		len(st.Subject[0].Digest) != 1 || st.Subject[0].Digest["sha256"] != want.Subject[0].Digest["sha256"] ||
+		st.Predicate.Hook != want.Predicate.Hook:
+		return st, fail(FailureOtherHook, fmt.Errorf("statement names hook %s/%s (uid %s), not this hook %s/%s (uid %s)",
+			st.Predicate.Hook.Namespace, st.Predicate.Hook.Name, st.Predicate.Hook.UID, hook.Namespace, hook.Name, hook.UID))
+	case st.Predicate.Step != step:
+		return st, fail(FailureOtherStep, fmt.Errorf("receipt of step %q stored under step %q", st.Predicate.Step, step))
 	}
-	return comparePredicate(&st.Predicate, &want.Predicate)
+	if err := checkPosition(st); err != nil {
+		return st, fail(FailureSignature, err)
+	}
+	if err := comparePredicate(&st.Predicate, &want.Predicate); err != nil {
+		return st, fail(FailureSignature, err)
+	}
+	return st, nil
+}
+
+// checkPosition requires the position fields in a version 2 statement and
+// refuses them in a version 1 statement.
+func checkPosition(st *Statement) error {
+	p := &st.Predicate
+	if st.PredicateType == PredicateTypeV1 {
+		if p.CommandIndex != nil || p.CommandCount != nil || p.ValidateSHA256 != "" {
+			return fmt.Errorf("a %s statement carries the position fields of %s", PredicateTypeV1, PredicateType)
+		}
+		return nil
+	}
+	switch {
+	case p.CommandIndex == nil || p.CommandCount == nil || p.ValidateSHA256 == "":
+		return errors.New("statement lacks commandIndex, commandCount or validateSHA256")
+	case *p.CommandCount < 1 || *p.CommandCount > maxCommands:
+		return fmt.Errorf("statement commandCount %d is not within 1 to %d", *p.CommandCount, maxCommands)
+	case *p.CommandIndex < 0 || *p.CommandIndex >= *p.CommandCount:
+		return fmt.Errorf("statement commandIndex %d is not within commandCount %d", *p.CommandIndex, *p.CommandCount)
+	}
+	return nil
 }
 
 func comparePredicate(got, want *Predicate) error {
@@ -272,8 +437,6 @@ func comparePredicate(got, want *Predicate) error {
 		name     string
 		got, exp any
 	}{
-		{"hook", got.Hook, want.Hook},
-		{"step", got.Step, want.Step},
 		{"attempt", got.Attempt, want.Attempt},
 		{"exitCode", got.ExitCode, want.ExitCode},
 		{"startedAt", got.StartedAt, want.StartedAt},
@@ -293,44 +456,6 @@ func comparePredicate(got, want *Predicate) error {
 	return nil
 }
 
-// Result is the verification of one stored receipt.
-type Result struct {
-	// Step is the step's name and StepIndex its position in status.steps.
-	Step      string
-	StepIndex int
-	// Index is the receipt's position in the step's receipts.
-	Index int
-	// Receipt is the receipt verified.
-	Receipt *v1.Receipt
-	// Err is why the receipt does not verify; nil when it does.
-	Err error
-}
-
-// Name names the receipt for messages: status.steps[1].receipts[0] (step "build").
-func (r *Result) Name() string {
-	return fmt.Sprintf("status.steps[%d].receipts[%d] (step %q, attempt %d, %q)",
-		r.StepIndex, r.Index, r.Step, r.Receipt.Attempt, r.Receipt.Command)
-}
-
-// VerifyAll verifies every receipt in hook's status with km's key for hook
-// and returns one result per receipt, in status order. When km has no key
-// it returns no results and an error wrapping ErrNoKey.
-func VerifyAll(ctx context.Context, hook *v1.Hook, km KeyManager) ([]Result, error) {
-	pub, err := km.PublicKey(ctx, hook)
-	if err != nil {
-		return nil, err
-	}
-	var results []Result
-	for i := range hook.Status.Steps {
-		step := &hook.Status.Steps[i]
-		for j := range step.Receipts {
-			r := &step.Receipts[j]
-			results = append(results, Result{Step: step.Name, StepIndex: i, Index: j, Receipt: r, Err: Verify(hook, step.Name, r, pub)})
-		}
-	}
-	return results, nil
-}
-
 // FromResult is the unsigned receipt of a validation command's run in the
 // given step attempt.
 func FromResult(res *validation.Result, attempt int32) v1.Receipt {
@@ -343,31 +468,5 @@ func FromResult(res *validation.Result, attempt int32) v1.Receipt {
 		StdoutSHA256:   res.StdoutSHA256,
 		StderrSHA256:   res.StderrSHA256,
 		Attempt:        attempt,
-	}
-}
-
-// StatusFunc returns a function that describes, for the recovery file, the
-// signature status of receipt r of hook's step number step: "verified",
-// "INVALID: …", "UNSIGNED", or, when km has no key, that the signature was
-// not checked. A missing key never makes it fail: recovery goes on.
-func StatusFunc(ctx context.Context, km KeyManager) func(hook *v1.Hook, step int, r *v1.Receipt) string {
-	return func(hook *v1.Hook, step int, r *v1.Receipt) string {
-		if r.Envelope == nil || len(r.Envelope.Signatures) == 0 {
-			return "UNSIGNED"
-		}
-		if step < 0 || step >= len(hook.Status.Steps) {
-			return fmt.Sprintf("INVALID: no status.steps[%d]", step)
-		}
-		pub, err := km.PublicKey(ctx, hook)
-		if err != nil {
-			if errors.Is(err, ErrNoKey) {
-				return "signed, not verified (no key available here)"
-			}
-			return "signed, not verified: " + err.Error()
-		}
-		if err := Verify(hook, hook.Status.Steps[step].Name, r, pub); err != nil {
-			return "INVALID: " + err.Error()
-		}
-		return "verified"
 	}
 }

@@ -40,8 +40,12 @@ const SecretKey = "master.key"
 // Hook's namespace, for cluster mode, where RBAC on Secrets takes the place
 // of file permissions.
 type SecretKeyManager struct {
-	// Client reads and creates the Secret.
+	// Client reads and creates the Secret; a verifier that never signs may
+	// leave it nil and set Reader.
 	Client client.Client
+	// Reader, when set, reads the Secret instead of Client: an uncached
+	// reader spares the operator a cluster-wide watch of Secrets.
+	Reader client.Reader
 	// Name is the Secret's name; empty means DefaultSecretName.
 	Name string
 }
@@ -89,8 +93,12 @@ func (m *SecretKeyManager) PublicKey(ctx context.Context, hook *v1.Hook) (ed2551
 }
 
 func (m *SecretKeyManager) load(ctx context.Context, namespace string) ([]byte, error) {
+	var r client.Reader = m.Client
+	if m.Reader != nil {
+		r = m.Reader
+	}
 	s := &corev1.Secret{}
-	if err := m.Client.Get(ctx, client.ObjectKey{Namespace: namespace, Name: m.name()}, s); err != nil {
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: m.name()}, s); err != nil {
 		return nil, fmt.Errorf("reading the receipt key Secret: %w", err)
 	}
 	key := s.Data[SecretKey]
@@ -101,6 +109,9 @@ func (m *SecretKeyManager) load(ctx context.Context, namespace string) ([]byte, 
 }
 
 func (m *SecretKeyManager) create(ctx context.Context, namespace string) ([]byte, error) {
+	if m.Client == nil {
+		return nil, fmt.Errorf("%w: Secret %s/%s does not exist, and this verifier cannot create it", ErrNoKey, namespace, m.name())
+	}
 	key := make([]byte, masterKeySize)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("generating the master key: %w", err)

@@ -70,3 +70,33 @@ func TestSecretKeyManager(t *testing.T) {
 		t.Fatalf("a malformed Secret: %v", err)
 	}
 }
+
+// TestSecretKeyManagerReadOnly is the operator's verifier: it reads the
+// Secret through a Reader, never creates one, and verifies what a signer
+// with the same Secret signed.
+func TestSecretKeyManagerReadOnly(t *testing.T) {
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	verifier := &receipts.SecretKeyManager{Reader: c}
+	ctx := context.Background()
+	hook := testHook()
+
+	if _, err := verifier.Signer(ctx, hook); !errors.Is(err, receipts.ErrNoKey) {
+		t.Fatalf("Signer of a read-only manager with no Secret = %v, want ErrNoKey", err)
+	}
+	secrets := &corev1.SecretList{}
+	if err := c.List(ctx, secrets); err != nil || len(secrets.Items) != 0 {
+		t.Fatalf("the read-only manager created a Secret (%d, %v)", len(secrets.Items), err)
+	}
+	r, _ := signed(t, &receipts.SecretKeyManager{Client: c}, hook)
+	pub, err := verifier.PublicKey(ctx, hook)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := receipts.Verify(hook, "build", &r, pub); err != nil {
+		t.Fatalf("the read-only verifier rejects a receipt signed with the same Secret: %v", err)
+	}
+}

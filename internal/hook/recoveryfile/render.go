@@ -32,31 +32,27 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/atomicfs"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/receipts"
 )
 
 // HistoryEntries is how many of the newest history entries the file lists.
 const HistoryEntries = 10
 
-// ReceiptStatus says whether the signature of receipt r of hook's step
-// number step (zero-based) verifies, in a few words such as "verified" or
-// "INVALID: signature does not match". The receipts package provides one
-// backed by the key manager.
-type ReceiptStatus func(hook *v1.Hook, step int, r *v1.Receipt) string
+// Evidence checks a Hook's whole claim against its receipts:
+// receipts.CheckHook with the task's key, or receipts.Check without one.
+type Evidence func(hook *v1.Hook) *receipts.Report
 
-// UnverifiedStatus is the ReceiptStatus used when no verifier is given: it
-// says whether a receipt is signed, without checking the signature.
-func UnverifiedStatus(_ *v1.Hook, _ int, r *v1.Receipt) string {
-	if r.Envelope == nil || len(r.Envelope.Signatures) == 0 {
-		return "UNSIGNED"
-	}
-	return "signed, not verified (no key available here)"
+// NoKeyEvidence is the Evidence used when none is given: everything is
+// checked but the signatures, and each receipt says it was not verified.
+func NoKeyEvidence(hook *v1.Hook) *receipts.Report {
+	return receipts.Check(hook, nil, receipts.ErrNoKey)
 }
 
 // Options adjust the rendering.
 type Options struct {
-	// ReceiptStatus reports each receipt's signature status; nil means
-	// UnverifiedStatus.
-	ReceiptStatus ReceiptStatus
+	// Evidence verifies the receipts against the steps' phases; nil means
+	// NoKeyEvidence.
+	Evidence Evidence
 	// Checkpoints are the Hook's checkpoints, in any order (ListCheckpoints
 	// gives them). The newest is shown as the last checkpoint and the newest
 	// TimelineEntries as the timeline; none leaves both out.
@@ -89,13 +85,14 @@ func Write(dir string, hook *v1.Hook, opts Options) (string, error) {
 // never the clock, the store or the workspace, so the same input always
 // gives the same bytes.
 func Render(hook *v1.Hook, opts Options) []byte {
-	status := opts.ReceiptStatus
-	if status == nil {
-		status = UnverifiedStatus
+	evidence := opts.Evidence
+	if evidence == nil {
+		evidence = NoKeyEvidence
 	}
-	r := &renderer{hook: hook, status: status, opts: opts}
+	r := &renderer{hook: hook, evidence: evidence(hook), opts: opts}
 	r.header()
 	r.historyCheck()
+	r.evidenceCheck()
 	r.summary()
 	r.suspended()
 	r.interruption()
@@ -110,10 +107,10 @@ func Render(hook *v1.Hook, opts Options) []byte {
 }
 
 type renderer struct {
-	buf    bytes.Buffer
-	hook   *v1.Hook
-	status ReceiptStatus
-	opts   Options
+	buf      bytes.Buffer
+	hook     *v1.Hook
+	evidence *receipts.Report
+	opts     Options
 }
 
 func (r *renderer) printf(format string, args ...any) {
@@ -144,6 +141,23 @@ func (r *renderer) historyCheck() {
 	r.printf("for example after a hand edit. **Do not trust them**; check the work itself before going on:\n\n")
 	for _, d := range ds {
 		r.printf("- `%s` is %s; history says %s\n", d.Field, oneLine(d.Recorded), oneLine(d.Replayed))
+	}
+	r.printf("\n")
+}
+
+// evidenceCheck warns, before the steps are listed, when the receipts do
+// not support the steps' phases (receipts.Check): a step said to have
+// passed without the signed receipts of a passing run.
+func (r *renderer) evidenceCheck() {
+	failures := r.evidence.Failures()
+	if len(failures) == 0 {
+		return
+	}
+	r.printf("## WARNING: the receipts do not support the status\n\n")
+	r.printf("`%s` fails. **Do not trust** that the steps below passed: a person must check them\n", command(r.hook, "receipts verify"))
+	r.printf("(their work and validate commands) before anything builds on them:\n\n")
+	for _, f := range failures {
+		r.printf("- %s\n", oneLine(f.Error()))
 	}
 	r.printf("\n")
 }
@@ -261,17 +275,17 @@ func (r *renderer) doNotRepeat() {
 			r.printf(" at %s", stamp(*res.CompletedAt))
 		}
 		r.printf(" (attempt %d)\n\n", res.Attempts)
-		if len(res.Receipts) == 0 {
-			if idx := stepIndex(h, res.Name, i); idx < len(h.Spec.Steps) && len(h.Spec.Steps[idx].Validate) > 0 {
-				r.printf("- **no receipts recorded**, although the step declares validate commands\n")
-			} else {
-				r.printf("- no receipts: the step declares no validate commands\n")
+		if i < len(r.evidence.Steps) {
+			ev := &r.evidence.Steps[i]
+			r.printf("- evidence: %s\n", oneLine(ev.Describe()))
+			for _, n := range ev.Notes {
+				r.printf("- note: %s\n", oneLine(n))
 			}
-		}
-		for j := range res.Receipts {
-			rc := &res.Receipts[j]
-			r.printf("- `%s`: exit %d in %d ms, stdout sha256 `%s`; signature: %s\n",
-				argv(rc.Command), rc.ExitCode, rc.DurationMillis, short(rc.StdoutSHA256), r.status(h, i, rc))
+			for j := range ev.Receipts {
+				rc := &ev.Receipts[j]
+				r.printf("- `%s`: exit %d in %d ms, stdout sha256 `%s`; signature: %s\n", argv(rc.Receipt.Command),
+					rc.Receipt.ExitCode, rc.Receipt.DurationMillis, short(rc.Receipt.StdoutSHA256), oneLine(rc.Status(r.evidence.KeyErr)))
+			}
 		}
 		r.printf("\n")
 	}

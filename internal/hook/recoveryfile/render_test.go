@@ -18,6 +18,7 @@ package recoveryfile_test
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"flag"
 	"fmt"
 	"os"
@@ -31,6 +32,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 	"github.com/tether-dev/tether/internal/kubectl/manifest"
 	"github.com/tether-dev/tether/internal/scheme"
@@ -51,13 +53,38 @@ func loadHook(t *testing.T, path string) *v1.Hook {
 	return h
 }
 
-// fakeStatus marks receipts by whether they carry a signature, as a
-// verifier with a key would for untampered receipts.
-func fakeStatus(_ *v1.Hook, step int, r *v1.Receipt) string {
-	if r.Envelope == nil {
-		return "UNSIGNED"
+// signAll returns a copy of h with a uid and every receipt that carries an
+// envelope in the fixture (the fixtures hold placeholders) signed, and the
+// key that verifies them; a receipt without an envelope stays unsigned.
+func signAll(h *v1.Hook) (*v1.Hook, ed25519.PublicKey) {
+	c := h.DeepCopy()
+	c.UID = "00000000-0000-4000-8000-000000000001"
+	signer := receipts.NewSigner(ed25519.NewKeyFromSeed(make([]byte, ed25519.SeedSize)))
+	for i := range c.Status.Steps {
+		res := &c.Status.Steps[i]
+		var argvs [][]string
+		for _, s := range c.Spec.Steps {
+			if s.Name == res.Name {
+				argvs = receipts.Argvs(s.Validate)
+			}
+		}
+		for j := range res.Receipts {
+			if res.Receipts[j].Envelope == nil {
+				continue
+			}
+			if err := receipts.Sign(signer, c, res.Name, receipts.Position{Index: j, Validate: argvs}, &res.Receipts[j]); err != nil {
+				panic(err)
+			}
+		}
 	}
-	return "verified (step index " + string(rune('0'+step)) + ")"
+	return c, signer.PublicKey()
+}
+
+// signedEvidence checks a Hook as receipts.CheckHook would with its key,
+// after signAll.
+func signedEvidence(h *v1.Hook) *receipts.Report {
+	c, pub := signAll(h)
+	return receipts.Check(c, pub, nil)
 }
 
 // loadCheckpoints summarizes testdata/recovery/checkpoints.yaml for h.
@@ -95,11 +122,11 @@ func TestGolden(t *testing.T) {
 		{"hooks/running.yaml", "running.md", recoveryfile.Options{}},
 		{"hooks/stale.yaml", "stale.md", recoveryfile.Options{}},
 		{"hooks/completed.yaml", "completed.md", recoveryfile.Options{}},
-		{"recovery/recovering.yaml", "recovering.md", recoveryfile.Options{ReceiptStatus: fakeStatus}},
+		{"recovery/recovering.yaml", "recovering.md", recoveryfile.Options{Evidence: signedEvidence}},
 		{"recovery/recovering.yaml", "recovering-unverified.md", recoveryfile.Options{}},
-		{"recovery/recovering.yaml", "recovering-checkpoints.md", recoveryfile.Options{ReceiptStatus: fakeStatus, Checkpoints: cps}},
+		{"recovery/recovering.yaml", "recovering-checkpoints.md", recoveryfile.Options{Evidence: signedEvidence, Checkpoints: cps}},
 		{"recovery/recovering.yaml", "recovering-live-changes.md", recoveryfile.Options{
-			ReceiptStatus: fakeStatus, Checkpoints: cps, ChangedFilesLive: true,
+			Evidence: signedEvidence, Checkpoints: cps, ChangedFilesLive: true,
 			ChangedFiles: []string{"internal/limit/limiter.go", "README.md"},
 		}},
 	}
@@ -141,7 +168,8 @@ func TestSections(t *testing.T) {
 				"- State: `recovering`", "- Attempt: 2 of 3", "## PAUSED: stop working on this task", "A person paused this task (no reason given).", "Continue only after `tether unpause recovering-example -n team-a`",
 				"## What to do now\n\nre-run validation: run `tether resume recovering-example -n team-a`",
 				"### step \"design\" (1/3) passed", "### step \"implement\" (2/3) passed",
-				"- `go test ./internal/limit/...`: exit 0", "signature: signed, not verified", "signature: UNSIGNED",
+				"- `go test ./internal/limit/...`: exit 0", "signature: INVALID: statement _type", "signature: UNSIGNED",
+				"## WARNING: the receipts do not support the status", "- evidence: passed without validation: the step declares no validate commands",
 				"- step \"wire\" (3/3): validating, 2 attempt(s) begun (current)",
 				"adding the middleware | and its test", "- `internal/http/middleware_test.go`",
 				"**Warning:** these files changed since the last checkpoint",
@@ -195,6 +223,58 @@ func TestSections(t *testing.T) {
 			}
 			if n := strings.Count(out, "\n## DO NOT REPEAT\n"); n != 1 {
 				t.Errorf("%d DO NOT REPEAT headings, want 1", n)
+			}
+		})
+	}
+}
+
+// TestEvidenceVerdicts renders a Hook whose receipts are signed, then
+// edited: each step's evidence line, and the warning before the steps,
+// say what the receipts show.
+func TestEvidenceVerdicts(t *testing.T) {
+	base := loadHook(t, filepath.Join("..", "..", "..", "testdata", "recovery", "recovering.yaml"))
+	base.Status.Steps[1].Receipts[1].Envelope = &v1.Envelope{}
+	signedHook, pub := signAll(base)
+	evidence := func(h *v1.Hook) *receipts.Report { return receipts.Check(h, pub, nil) }
+	cases := []struct {
+		name    string
+		mutate  func(h *v1.Hook)
+		want    []string
+		notWant []string
+	}{
+		{"untouched", func(*v1.Hook) {}, []string{
+			"- evidence: passed without validation: the step declares no validate commands",
+			"- evidence: verified: 2 of 2 validate commands, attempt 2",
+		}, []string{"WARNING", "INVALID"}},
+		{"forged pass", func(h *v1.Hook) {
+			// A failed run's receipt, marked passed: its signed exit code is 1.
+			r := &h.Status.Steps[1].Receipts[1]
+			r.ExitCode = 1
+			c, _ := signAll(&v1.Hook{ObjectMeta: h.ObjectMeta, Spec: h.Spec, Status: v1.HookStatus{Steps: []v1.StepResult{{Name: "implement", Receipts: h.Status.Steps[1].Receipts}}}})
+			h.Status.Steps[1].Receipts = c.Status.Steps[0].Receipts
+		}, []string{
+			"## WARNING: the receipts do not support the status", "`tether receipts verify recovering-example -n team-a` fails",
+			"- step \"implement\", status.steps[1].receipts[1]: exit code 1 in a passed step",
+			"- evidence: INVALID: receipts[1]: exit code 1 in a passed step",
+		}, nil},
+		{"dropped", func(h *v1.Hook) { h.Status.Steps[1].Receipts = h.Status.Steps[1].Receipts[:1] }, []string{
+			"- step \"implement\" (status.steps[1]): no receipt of validate command 2 of 2 (go vet ./...)",
+		}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := signedHook.DeepCopy()
+			c.mutate(h)
+			out := string(recoveryfile.Render(h, recoveryfile.Options{Evidence: evidence}))
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("missing %q in:\n%s", w, out)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(out, w) {
+					t.Errorf("unexpected %q in:\n%s", w, out)
+				}
 			}
 		})
 	}

@@ -66,12 +66,15 @@ const (
 	// Unsupported: the Worker asks for something this tether cannot run
 	// (a Pod template outside a cluster).
 	Unsupported Event = "unsupported"
+	// PodCreated: a Pod was created for a Worker with a Pod template; it
+	// has not started yet.
+	PodCreated Event = "pod_created"
 )
 
 // Events returns every event, in the order of the table.
 func Events() []Event {
 	return []Event{Started, StartFailed, Alive, Exited, Stopped, CrashRestarted, CrashLooped, Crashed,
-		RestartRequested, Heartbeat, HeartbeatExpired, AwaitingHeartbeat, Unsupported}
+		RestartRequested, Heartbeat, HeartbeatExpired, AwaitingHeartbeat, Unsupported, PodCreated}
 }
 
 // Phases returns the Worker phases; "" is a new Worker's, before any.
@@ -102,16 +105,19 @@ var table = map[v1.WorkerPhase]map[Event]v1.WorkerPhase{
 	none: {
 		Started: running, StartFailed: crashed, Alive: running, Stopped: stopped,
 		RestartRequested: restart, Heartbeat: running, HeartbeatExpired: lost, AwaitingHeartbeat: pending, Unsupported: pending,
+		PodCreated: pending,
 	},
 	pending: {
 		Started: running, StartFailed: crashed, Alive: running, Exited: stopped, Stopped: stopped,
 		CrashRestarted: running, CrashLooped: loop, Crashed: crashed,
 		RestartRequested: restart, Heartbeat: running, HeartbeatExpired: lost, AwaitingHeartbeat: same, Unsupported: same,
+		PodCreated: same,
 	},
 	running: {
 		Started: same, StartFailed: crashed, Alive: same, Exited: stopped, Stopped: stopped,
 		CrashRestarted: same, CrashLooped: loop, Crashed: crashed,
 		RestartRequested: restart, Heartbeat: same, HeartbeatExpired: lost, AwaitingHeartbeat: same, Unsupported: pending,
+		PodCreated: pending,
 	},
 	restart: {
 		// A restart request is carried out by stopping the process; its
@@ -119,6 +125,7 @@ var table = map[v1.WorkerPhase]map[Event]v1.WorkerPhase{
 		Started: running, StartFailed: crashed, Alive: same, Exited: stopped, Stopped: stopped,
 		CrashRestarted: running, CrashLooped: loop, Crashed: crashed,
 		RestartRequested: same, Heartbeat: same, HeartbeatExpired: lost, AwaitingHeartbeat: same, Unsupported: pending,
+		PodCreated: pending,
 	},
 	crashed: {
 		Alive: running, Stopped: stopped,
@@ -136,6 +143,7 @@ var table = map[v1.WorkerPhase]map[Event]v1.WorkerPhase{
 		Alive: running, Exited: stopped, Stopped: stopped,
 		CrashRestarted: running, CrashLooped: loop, Crashed: crashed,
 		RestartRequested: restart, Heartbeat: running, HeartbeatExpired: same, AwaitingHeartbeat: same, Unsupported: pending,
+		PodCreated: pending,
 	},
 }
 
@@ -272,7 +280,7 @@ func CrashesInWindow(spec *v1.WorkerSpec, st *v1.WorkerStatus, now time.Time) in
 // maxCrashes 3, crashes 1 and 2 are restarted and crash 3 is not.
 func Decide(spec *v1.WorkerSpec, st *v1.WorkerStatus, now time.Time) Action {
 	switch {
-	case !spec.Restart.Auto || len(spec.Command) == 0:
+	case !spec.Restart.Auto || len(spec.Command) == 0 && spec.Template == nil:
 		return ActionNone
 	case CrashesInWindow(spec, st, now)+1 < MaxCrashes(spec):
 		return ActionRestart

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -62,6 +63,10 @@ func TestNextEveryPair(t *testing.T) {
 	}
 	row(none, map[workerfsm.Event]v1.WorkerPhase{workerfsm.AwaitingHeartbeat: pending, workerfsm.Heartbeat: running,
 		workerfsm.Started: running, workerfsm.StartFailed: crashed})
+	// A Pod created for a Worker: from every phase that may start one.
+	for _, p := range []v1.WorkerPhase{none, pending, running, restart, lost} {
+		row(p, map[workerfsm.Event]v1.WorkerPhase{workerfsm.PodCreated: pending})
+	}
 	row(pending, map[workerfsm.Event]v1.WorkerPhase{workerfsm.Heartbeat: running, workerfsm.Started: running, workerfsm.StartFailed: crashed,
 		workerfsm.Exited: stopped, workerfsm.CrashRestarted: running, workerfsm.CrashLooped: loop, workerfsm.Crashed: crashed})
 	row(running, map[workerfsm.Event]v1.WorkerPhase{workerfsm.Heartbeat: running, workerfsm.Started: running, workerfsm.StartFailed: crashed,
@@ -107,7 +112,7 @@ func TestNextEveryPair(t *testing.T) {
 			})
 		}
 	}
-	if pairs != 8*13 {
+	if pairs != 8*14 {
 		t.Fatalf("checked %d pairs; the table has 8 phases and 13 events", pairs)
 	}
 }
@@ -158,6 +163,7 @@ func TestDecide(t *testing.T) {
 		{"maxCrashes 2: crash 2 loops", v1.WorkerSpec{Command: []string{"a"}, Restart: v1.RestartPolicy{Auto: true, MaxCrashes: 2}}, v1.WorkerStatus{Crashes: crashes(time.Minute)}, workerfsm.ActionNotifyOnly, 1, "1 of 2 crashes in 10m0s"},
 		{"a wider window", v1.WorkerSpec{Command: []string{"a"}, Restart: v1.RestartPolicy{Auto: true, Window: &metav1.Duration{Duration: time.Hour}}}, v1.WorkerStatus{Crashes: crashes(50*time.Minute, 40*time.Minute, 30*time.Minute)}, workerfsm.ActionNotifyOnly, 3, "3 crashes in 1h0m0s"},
 		{"restart is opt-in", v1.WorkerSpec{Command: []string{"a"}}, v1.WorkerStatus{}, workerfsm.ActionNone, 0, "0 of 3 crashes in 10m0s"},
+		{"a Pod template is restarted as a new Pod", v1.WorkerSpec{Template: &corev1.PodTemplateSpec{}, Restart: v1.RestartPolicy{Auto: true}}, v1.WorkerStatus{}, workerfsm.ActionRestart, 0, "0 of 3 crashes in 10m0s"},
 		{"an adopted process cannot be restarted", v1.WorkerSpec{Adopt: &v1.AdoptSpec{PID: 9}, Restart: v1.RestartPolicy{Auto: true}}, v1.WorkerStatus{}, workerfsm.ActionNone, 0, "0 of 3 crashes in 10m0s"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,534 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
+)
+
+// WorkerLabel labels the Pods of a Worker with its name; the operator's
+// cache watches only Pods that carry it.
+const WorkerLabel = "agents.tether.dev/worker"
+
+// DefaultPodPendingTimeout is how long a Worker's Pod may stay Pending
+// (unschedulable, pulling or failing to pull its image) before the Worker
+// reports it stuck. A stuck Pod is not a crash: it never ran.
+const DefaultPodPendingTimeout = 5 * time.Minute
+
+// Reasons of crash records and conditions of Workers that run as Pods.
+const (
+	// ReasonOOMKilled: the agent container was killed for exceeding its memory limit.
+	ReasonOOMKilled = "OOMKilled"
+	// ReasonEvicted: the kubelet evicted the Pod (node pressure).
+	ReasonEvicted = "Evicted"
+	// ReasonPodDeleted: the Pod was deleted by someone other than tether.
+	ReasonPodDeleted = "PodDeleted"
+	// ReasonNodeLost: the Pod's node stopped reporting.
+	ReasonNodeLost = "NodeLost"
+	// ReasonPodFailed: the Pod failed with no container termination recorded.
+	ReasonPodFailed = "PodFailed"
+	// ReasonPodPending: the Pod has not started yet.
+	ReasonPodPending = "PodPending"
+	// ReasonPodStuck: the Pod stayed Pending past the pending timeout.
+	ReasonPodStuck = "PodStuck"
+	// ReasonPodRejected: the API server refused to create the Pod.
+	ReasonPodRejected = "PodRejected"
+	// ReasonPodsUnsupported: the backend runs no Pods (the local store).
+	ReasonPodsUnsupported = "PodTemplateUnsupported"
+)
+
+// EventPodStuck is the Warning recorded when a Worker's Pod stays Pending
+// past the pending timeout.
+const EventPodStuck = "PodStuck"
+
+// podEnd is how a Worker's Pod ended, in the terms of a crash record.
+type podEnd struct {
+	pod      string
+	reason   string
+	exitCode *int32
+	signal   *int32
+	message  string
+	time     time.Time
+}
+
+func (e podEnd) clean() bool { return e.reason == "Exited" && e.exitCode != nil && *e.exitCode == 0 }
+
+func (e podEnd) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "pod %s ", e.pod)
+	switch {
+	case e.reason == ReasonOOMKilled:
+		b.WriteString("was OOMKilled")
+	case e.reason == ReasonEvicted:
+		b.WriteString("was evicted")
+	case e.reason == ReasonPodDeleted:
+		b.WriteString("was deleted by someone other than tether")
+	case e.reason == ReasonNodeLost:
+		b.WriteString("was lost with its node")
+	case e.signal != nil:
+		fmt.Fprintf(&b, "killed by signal %d", *e.signal)
+	case e.exitCode != nil:
+		fmt.Fprintf(&b, "exited with code %d", *e.exitCode)
+	default:
+		b.WriteString("failed")
+	}
+	if e.message != "" {
+		fmt.Fprintf(&b, " (%s)", e.message)
+	}
+	return b.String()
+}
+
+// podEnded tells how pod ended, or nil while it is pending or running.
+func podEnded(pod *corev1.Pod, now time.Time) *podEnd {
+	end := &podEnd{pod: pod.Name, time: now, message: pod.Status.Message}
+	if nodeLost(pod) {
+		end.reason = ReasonNodeLost
+		return end
+	}
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded, corev1.PodFailed:
+	default:
+		return nil
+	}
+	if pod.Status.Reason == ReasonEvicted {
+		end.reason = ReasonEvicted
+		return end
+	}
+	if t := agentTermination(pod); t != nil {
+		end.time = t.FinishedAt.Time
+		if end.time.IsZero() {
+			end.time = now
+		}
+		end.message = t.Message
+		code := t.ExitCode
+		switch {
+		case t.Reason == ReasonOOMKilled:
+			end.reason, end.exitCode = ReasonOOMKilled, &code
+		case t.Signal != 0:
+			sig := t.Signal
+			end.reason, end.signal = "Signaled", &sig
+		case code > 128 && code < 128+65:
+			// Runtimes report a signal death as 128+signal.
+			sig := code - 128
+			end.reason, end.signal = "Signaled", &sig
+		default:
+			end.reason, end.exitCode = "Exited", &code
+		}
+		return end
+	}
+	if pod.Status.Phase == corev1.PodSucceeded {
+		zero := int32(0)
+		end.reason, end.exitCode = "Exited", &zero
+		return end
+	}
+	end.reason = ReasonPodFailed
+	return end
+}
+
+// agentTermination is the termination of the Pod's first container, the
+// agent's.
+func agentTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
+	if len(pod.Spec.Containers) == 0 {
+		return nil
+	}
+	for i := range pod.Status.ContainerStatuses {
+		cs := &pod.Status.ContainerStatuses[i]
+		if cs.Name != pod.Spec.Containers[0].Name {
+			continue
+		}
+		if cs.State.Terminated != nil {
+			return cs.State.Terminated
+		}
+		return cs.LastTerminationState.Terminated
+	}
+	return nil
+}
+
+// nodeLost tells whether the node lifecycle controller gave up on pod's
+// node: it marks such Pods not ready with reason NodeNotReady, or, in
+// older releases, sets the Pod's reason to NodeLost.
+func nodeLost(pod *corev1.Pod) bool {
+	if pod.Status.Reason == ReasonNodeLost {
+		return true
+	}
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodReady && c.Status == corev1.ConditionFalse && c.Reason == "NodeNotReady" {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingCause says why pod has not started, from its scheduling condition
+// and its containers' waiting states; empty when nothing is wrong yet.
+func pendingCause(pod *corev1.Pod) string {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason != "" {
+			return strings.TrimSpace(c.Reason + ": " + c.Message)
+		}
+	}
+	for _, cs := range append(append([]corev1.ContainerStatus{}, pod.Status.InitContainerStatuses...), pod.Status.ContainerStatuses...) {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+			return strings.TrimSpace(fmt.Sprintf("container %s: %s: %s", cs.Name, w.Reason, w.Message))
+		}
+	}
+	return ""
+}
+
+func podRunning(pod *corev1.Pod) bool {
+	return pod.Status.Phase == corev1.PodRunning
+}
+
+// reconcilePod drives a Worker with spec.template: one Pod at a time,
+// created from the template, whose end is judged like a process's exit by
+// the same crash window and recorded in the same crash records.
+func (r *WorkerReconciler) reconcilePod(ctx context.Context, w *v1.Worker) (ctrl.Result, error) {
+	if !r.pods {
+		setPhase(&w.Status, workerfsm.Unsupported)
+		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodsUnsupported,
+			"this backend runs no Pods (the local store runs processes): run it with `tether run --cluster`, or use spec.command"))
+	}
+	if w.Status.PodName == "" {
+		switch w.Status.Phase {
+		case "", v1.WorkerPending, v1.WorkerRestarting:
+			return ctrl.Result{}, r.startPod(ctx, w, w.Status.Phase == v1.WorkerRestarting)
+		}
+		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
+	}
+	pod := &corev1.Pod{}
+	err := r.client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Status.PodName}, pod)
+	if err != nil && !apierrors.IsNotFound(err) {
+		return ctrl.Result{}, err
+	}
+	gone := apierrors.IsNotFound(err)
+	if w.Status.Phase == v1.WorkerRestarting {
+		// `tether worker restart`: the old Pod goes first, then a new one.
+		if !gone {
+			return ctrl.Result{}, r.deletePod(ctx, w, pod)
+		}
+		w.Status.PodName, w.Status.NodeName = "", ""
+		return ctrl.Result{}, r.startPod(ctx, w, true)
+	}
+	if gone {
+		return ctrl.Result{}, r.handlePodEnd(ctx, w, podEnd{pod: w.Status.PodName, reason: ReasonPodDeleted, time: r.now()})
+	}
+	if end := podEnded(pod, r.now()); end != nil {
+		if end.reason == ReasonNodeLost && pod.DeletionTimestamp.IsZero() {
+			// Its kubelet cannot confirm the end: delete the Pod at once so
+			// that no second agent runs beside the restarted one.
+			if err := r.client.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+				return ctrl.Result{}, err
+			}
+		}
+		return ctrl.Result{}, r.handlePodEnd(ctx, w, *end)
+	}
+	w.Status.NodeName = pod.Spec.NodeName
+	if podRunning(pod) {
+		if w.Status.Phase != v1.WorkerRunning {
+			t := metav1.NewTime(r.now())
+			for _, c := range pod.Status.ContainerStatuses {
+				if c.State.Running != nil {
+					t = c.State.Running.StartedAt
+					break
+				}
+			}
+			w.Status.StartedAt = &t
+			setPhase(&w.Status, workerfsm.Started)
+			if err := r.writeStatus(ctx, w); err != nil {
+				return ctrl.Result{}, err
+			}
+			r.recorder.Eventf(w, pod, corev1.EventTypeNormal, EventWorkerStarted, "Run", "pod %s running on node %s", pod.Name, pod.Spec.NodeName)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
+	}
+	return r.reconcilePending(ctx, w, pod)
+}
+
+// reconcilePending reports a Pod that has not started: pending until the
+// pending timeout, stuck after it, once as an Event.
+func (r *WorkerReconciler) reconcilePending(ctx context.Context, w *v1.Worker, pod *corev1.Pod) (ctrl.Result, error) {
+	now := r.now()
+	due := pod.CreationTimestamp.Add(r.podPendingTimeout)
+	cause := pendingCause(pod)
+	if now.Before(due) {
+		msg := fmt.Sprintf("pod %s is pending", pod.Name)
+		if cause != "" {
+			msg += ": " + cause
+		}
+		return ctrl.Result{RequeueAfter: due.Sub(now)}, r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodPending, msg))
+	}
+	if cause == "" {
+		cause = "it has not started"
+	}
+	msg := fmt.Sprintf("pod %s has been pending for more than %s: %s", pod.Name, r.podPendingTimeout, cause)
+	before := readyReason(w)
+	if err := r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodStuck, msg)); err != nil {
+		return ctrl.Result{}, err
+	}
+	if before != ReasonPodStuck {
+		r.recorder.Eventf(w, pod, corev1.EventTypeWarning, EventPodStuck, "Schedule", "%s; fix the template or the cluster, then `tether worker restart %s -n %s`", msg, w.Name, w.Namespace)
+	}
+	return ctrl.Result{}, nil
+}
+
+func readyReason(w *v1.Worker) string {
+	for _, c := range w.Status.Conditions {
+		if c.Type == v1.ConditionReady {
+			return c.Reason
+		}
+	}
+	return ""
+}
+
+// startPod creates the Worker's next Pod and records it. A Pod of that
+// name that exists already is this Worker's from a start whose status
+// write was lost: it is taken as is, so a retry never runs two agents.
+func (r *WorkerReconciler) startPod(ctx context.Context, w *v1.Worker, manual bool) error {
+	if manual {
+		w.Status.Restarts++
+	}
+	name, err := r.createPod(ctx, w)
+	if err != nil {
+		if manual {
+			w.Status.Restarts--
+		}
+		return r.podRejected(ctx, w, err)
+	}
+	w.Status.PodName, w.Status.PID, w.Status.Host = name, 0, ""
+	w.Status.StartedAt = nil
+	setPhase(&w.Status, workerfsm.PodCreated)
+	return r.writeStatus(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodPending, "pod "+name+" created"))
+}
+
+func (r *WorkerReconciler) podRejected(ctx context.Context, w *v1.Worker, cause error) error {
+	if !apierrors.IsInvalid(cause) && !apierrors.IsForbidden(cause) && !apierrors.IsBadRequest(cause) {
+		return cause
+	}
+	setPhase(&w.Status, workerfsm.StartFailed)
+	msg := "the API server refused the Pod from spec.template: " + cause.Error()
+	if err := r.writeStatus(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodRejected, msg)); err != nil {
+		return err
+	}
+	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventStartFailed, "Start", "%s; fix spec.template", msg)
+	return nil
+}
+
+// podFor builds the Worker's next Pod from its template.
+func (r *WorkerReconciler) podFor(ctx context.Context, w *v1.Worker, scheme *runtime.Scheme) (*corev1.Pod, error) {
+	t := w.Spec.Template.DeepCopy()
+	pod := &corev1.Pod{ObjectMeta: t.ObjectMeta, Spec: t.Spec}
+	pod.Name = fmt.Sprintf("%s-%d", w.Name, w.Status.Restarts)
+	pod.GenerateName = ""
+	pod.Namespace = w.Namespace
+	if pod.Labels == nil {
+		pod.Labels = map[string]string{}
+	}
+	pod.Labels[WorkerLabel] = w.Name
+	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	if len(pod.Spec.Containers) == 0 {
+		return nil, apierrors.NewInvalid(v1.GroupVersion.WithKind("Worker").GroupKind(), w.Name, nil)
+	}
+	env := []corev1.EnvVar{
+		{Name: config.WorkerEnv, Value: w.Name},
+		{Name: config.NamespaceEnv, Value: w.Namespace},
+		{Name: config.ActorEnv, Value: "worker/" + w.Name},
+		{Name: config.ClusterEnv, Value: "true"},
+	}
+	if hook := r.assignedHook(ctx, w); hook != "" {
+		env = append(env, corev1.EnvVar{Name: config.HookEnv, Value: hook})
+	}
+	for _, e := range w.Spec.Env {
+		env = append(env, corev1.EnvVar{Name: e.Name, Value: e.Value})
+	}
+	agent := &pod.Spec.Containers[0]
+	agent.Env = append(env, agent.Env...)
+	if err := controllerutil.SetControllerReference(w, pod, scheme); err != nil {
+		return nil, err
+	}
+	return pod, nil
+}
+
+func (r *WorkerReconciler) createPod(ctx context.Context, w *v1.Worker) (string, error) {
+	pod, err := r.podFor(ctx, w, r.client.Scheme())
+	if err != nil {
+		return "", err
+	}
+	err = r.client.Create(ctx, pod)
+	if apierrors.IsAlreadyExists(err) {
+		existing := &corev1.Pod{}
+		if getErr := r.reader.Get(ctx, client.ObjectKeyFromObject(pod), existing); getErr != nil {
+			return "", getErr
+		}
+		if !metav1.IsControlledBy(existing, w) {
+			return "", apierrors.NewForbidden(corev1.Resource("pods"), pod.Name,
+				fmt.Errorf("a Pod named %s exists and is not this Worker's", pod.Name))
+		}
+		return pod.Name, nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return pod.Name, nil
+}
+
+// handlePodEnd records the end of the Worker's Pod and restarts it within
+// the crash window: the decision, the crash record and the phase are the
+// ones a process's exit gets (workerfsm), only detection differs.
+func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end podEnd) error {
+	clean := end.clean()
+	action := Decide(&w.Spec, &w.Status, r.now())
+	if clean {
+		action = ActionNone
+	}
+	held, err := r.heldHooks(ctx, w)
+	if err != nil {
+		return err
+	}
+	rec := v1.CrashRecord{
+		Time: metav1.NewTime(end.time), Reason: end.reason, ExitCode: end.exitCode, Signal: end.signal,
+		Hook: heldNames(held), Held: held,
+	}
+	if !clean {
+		appendCrash(&w.Status, rec)
+	}
+	w.Status.PodName, w.Status.NodeName, w.Status.StartedAt = "", "", nil
+	var started string
+	var startErr error
+	if action == ActionRestart {
+		w.Status.Restarts++
+		if started, startErr = r.createPod(ctx, w); startErr != nil {
+			w.Status.Restarts--
+		}
+	}
+	if started != "" && len(w.Status.Crashes) > 0 && !clean {
+		w.Status.Crashes[len(w.Status.Crashes)-1].Restarted = true
+	}
+	var extra []metav1.Condition
+	switch {
+	case clean:
+		setPhase(&w.Status, workerfsm.Exited)
+	case started != "":
+		w.Status.PodName = started
+		setPhase(&w.Status, workerfsm.CrashRestarted)
+		// The new Pod has not started yet: Running comes when it runs.
+		setPhase(&w.Status, workerfsm.PodCreated)
+		extra = append(extra, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodPending, "pod "+started+" created"))
+	case action == ActionNotifyOnly:
+		setPhase(&w.Status, workerfsm.CrashLooped)
+	default:
+		setPhase(&w.Status, workerfsm.Crashed)
+		if startErr != nil {
+			extra = append(extra, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodRejected, startErr.Error()))
+		}
+	}
+	if err := r.writeStatus(ctx, w, extra...); err != nil {
+		return err
+	}
+	r.cleanupPods(ctx, w, end.pod)
+	logr.FromContextOrDiscard(ctx).Info("worker pod ended", "worker", w.Name, "end", end.String(), "phase", w.Status.Phase, "hooks", rec.Hook)
+	hooks := heldSummary(w, rec.Hook)
+	budget := workerfsm.Budget(&w.Spec, &w.Status, r.now())
+	switch {
+	case clean:
+		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStopped, "Exit", "%s; %s", end, hooks)
+	case started != "":
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restarted as pod %s (%s)", end, hooks, started, budget)
+	case action == ActionNotifyOnly:
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly", "%s; %s; not restarted: CrashLoop", end, hooks)
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventRestartsExhausted, "NotifyOnly",
+			"restarts exhausted: %s (maxCrashes %d); restart it by hand with `tether worker restart %s -n %s`",
+			budget, maxCrashes(&w.Spec), w.Name, w.Namespace)
+	case startErr != nil:
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", end, hooks, startErr)
+	default:
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly",
+			"%s; %s; not restarted (spec.restart.auto is off); restart it by hand with `tether worker restart %s -n %s`", end, hooks, w.Name, w.Namespace)
+	}
+	return nil
+}
+
+// cleanupPods deletes the Worker's ended Pods but the one that just ended,
+// kept for `tether logs --previous`-style inspection until the next end.
+func (r *WorkerReconciler) cleanupPods(ctx context.Context, w *v1.Worker, keep string) {
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods, client.InNamespace(w.Namespace), client.MatchingLabels{WorkerLabel: w.Name}); err != nil {
+		return
+	}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Name == keep || p.Name == w.Status.PodName || !metav1.IsControlledBy(p, w) || !p.DeletionTimestamp.IsZero() {
+			continue
+		}
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			_ = r.client.Delete(ctx, p)
+		}
+	}
+}
+
+// deletePod deletes the Worker's Pod with the template's grace period; the
+// Pod watch brings the Worker back once it is gone.
+func (r *WorkerReconciler) deletePod(ctx context.Context, w *v1.Worker, pod *corev1.Pod) error {
+	if !pod.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	var opts []client.DeleteOption
+	if g := w.Spec.Template.Spec.TerminationGracePeriodSeconds; g != nil {
+		opts = append(opts, client.GracePeriodSeconds(*g))
+	}
+	if err := r.client.Delete(ctx, pod, opts...); err != nil && !apierrors.IsNotFound(err) {
+		return err
+	}
+	return nil
+}
+
+// deleteAllPods deletes every Pod of a Worker being deleted and tells
+// whether any is left.
+func (r *WorkerReconciler) deleteAllPods(ctx context.Context, w *v1.Worker) (bool, error) {
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods, client.InNamespace(w.Namespace), client.MatchingLabels{WorkerLabel: w.Name}); err != nil {
+		return false, err
+	}
+	left := false
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !metav1.IsControlledBy(p, w) {
+			continue
+		}
+		left = true
+		if err := r.deletePod(ctx, w, p); err != nil {
+			return true, err
+		}
+	}
+	return left, nil
+}

@@ -1,0 +1,324 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/controllers"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/testing/testenv"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
+)
+
+// startPodWorkers runs every reconciler on a real kube-apiserver, which
+// serves Pods; the tests play the kubelet by writing Pod status.
+func startPodWorkers(t *testing.T) *testenv.Env {
+	t.Helper()
+	mgr, env := testsupport.EnvtestManager(t)
+	opts := controllers.Options{Config: testConfig(t), SkipNameValidation: true}
+	opts.Worker.LogDir = t.TempDir()
+	opts.Worker.PodPendingTimeout = 2 * time.Second
+	if err := controllers.SetupAll(mgr, opts); err != nil {
+		t.Fatal(err)
+	}
+	testsupport.Start(t, mgr)
+	return env
+}
+
+func podWorker(name string, maxCrashes int32) *v1.Worker {
+	grace := int64(5)
+	return &v1.Worker{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+		Spec: v1.WorkerSpec{
+			Restart: v1.RestartPolicy{Auto: true, MaxCrashes: maxCrashes, Window: &metav1.Duration{Duration: 10 * time.Minute}},
+			Env:     []v1.EnvVar{{Name: "AGENT_MODE", Value: "test"}},
+			Template: &corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "agent"}},
+				Spec: corev1.PodSpec{
+					ServiceAccountName:            "agent",
+					TerminationGracePeriodSeconds: &grace,
+					Containers:                    []corev1.Container{{Name: "agent", Image: "example.invalid/agent:1"}},
+				},
+			},
+		},
+	}
+}
+
+func waitPodWorker(t *testing.T, c client.Client, name string, what string, cond func(*v1.Worker) bool) *v1.Worker {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	w := &v1.Worker{}
+	for {
+		err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: name}, w)
+		if err == nil && cond(w) {
+			return w
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("worker %s: never %s; status %+v (%v)", name, what, w.Status, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func getPod(t *testing.T, c client.Client, name string) *corev1.Pod {
+	t.Helper()
+	pod := &corev1.Pod{}
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, pod); err != nil {
+		t.Fatalf("pod %s: %v", name, err)
+	}
+	return pod
+}
+
+// kubelet sets the Pod's status as a kubelet would.
+func kubelet(t *testing.T, c client.Client, name string, phase corev1.PodPhase, reason string, state corev1.ContainerState) {
+	t.Helper()
+	pod := getPod(t, c, name)
+	pod.Status.Phase, pod.Status.Reason = phase, reason
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: pod.Spec.Containers[0].Image, State: state}}
+	if err := c.Status().Update(context.Background(), pod); err != nil {
+		t.Fatalf("playing the kubelet on pod %s: %v", name, err)
+	}
+}
+
+func running() corev1.ContainerState {
+	return corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
+}
+
+func terminated(code, signal int32, reason string) corev1.ContainerState {
+	return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{
+		ExitCode: code, Signal: signal, Reason: reason, StartedAt: metav1.Now(), FinishedAt: metav1.Now(),
+	}}
+}
+
+func envValue(c corev1.Container, name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+// TestWorkerPods runs a Worker as Pods: created from the template, a
+// crash of each kind recorded and restarted with the Hooks it held freed,
+// and a Pod deleted by someone else taken for a crash.
+func TestWorkerPods(t *testing.T) {
+	env := startPodWorkers(t)
+	c := env.Client
+	ctx := context.Background()
+
+	hook := newHook("task", time.Hour, "build")
+	hook.Spec.Assignee = "agent"
+	if err := c.Create(ctx, hook); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, "task", 20*time.Second, func(h *v1.Hook) bool { return h.Status.State != "" })
+	if err := c.Create(ctx, podWorker("agent", 10)); err != nil {
+		t.Fatal(err)
+	}
+	w := waitPodWorker(t, c, "agent", "created a pod", func(w *v1.Worker) bool { return w.Status.PodName != "" })
+	if w.Status.Phase != v1.WorkerPending || w.Status.PodName != "agent-0" {
+		t.Fatalf("after the pod's creation: phase %q, pod %q; want Pending, agent-0", w.Status.Phase, w.Status.PodName)
+	}
+	pod := getPod(t, c, "agent-0")
+	if !metav1.IsControlledBy(pod, w) || pod.Spec.RestartPolicy != corev1.RestartPolicyNever || pod.Labels[controllers.WorkerLabel] != "agent" ||
+		pod.Labels["app"] != "agent" || pod.Spec.ServiceAccountName != "agent" {
+		t.Fatalf("pod %s: owner %v, restartPolicy %q, labels %v, serviceAccount %q", pod.Name, pod.OwnerReferences, pod.Spec.RestartPolicy, pod.Labels, pod.Spec.ServiceAccountName)
+	}
+	agentContainer := pod.Spec.Containers[0]
+	for k, want := range map[string]string{
+		config.WorkerEnv: "agent", config.NamespaceEnv: "default", config.ActorEnv: "worker/agent",
+		config.ClusterEnv: "true", config.HookEnv: "task", "AGENT_MODE": "test",
+	} {
+		if got := envValue(agentContainer, k); got != want {
+			t.Errorf("agent container env %s=%q, want %q", k, got, want)
+		}
+	}
+
+	kubelet(t, c, "agent-0", corev1.PodRunning, "", running())
+	waitPodWorker(t, c, "agent", "Running", func(w *v1.Worker) bool {
+		ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+		return w.Status.Phase == v1.WorkerRunning && ready != nil && ready.Status == metav1.ConditionTrue
+	})
+
+	crashes := []struct {
+		name                 string
+		phase                corev1.PodPhase
+		podReason            string
+		state                corev1.ContainerState
+		delete               bool
+		wantReason           string
+		wantSignal, wantExit int32
+	}{
+		{name: "SIGKILL", phase: corev1.PodFailed, state: terminated(137, 9, "Error"), wantReason: "Signaled", wantSignal: 9},
+		{name: "exit 3", phase: corev1.PodFailed, state: terminated(3, 0, "Error"), wantReason: "Exited", wantExit: 3},
+		{name: "OOMKilled", phase: corev1.PodFailed, state: terminated(137, 0, "OOMKilled"), wantReason: controllers.ReasonOOMKilled, wantExit: 137},
+		{name: "evicted", phase: corev1.PodFailed, podReason: "Evicted", wantReason: controllers.ReasonEvicted},
+		{name: "deleted", delete: true, wantReason: controllers.ReasonPodDeleted},
+	}
+	for i, tc := range crashes {
+		current := fmt.Sprintf("agent-%d", i)
+		if i > 0 {
+			kubelet(t, c, current, corev1.PodRunning, "", running())
+			waitPodWorker(t, c, "agent", "Running on "+current, func(w *v1.Worker) bool { return w.Status.Phase == v1.WorkerRunning })
+		}
+		if tc.delete {
+			if err := c.Delete(ctx, getPod(t, c, current), client.GracePeriodSeconds(0)); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			kubelet(t, c, current, tc.phase, tc.podReason, tc.state)
+		}
+		next := fmt.Sprintf("agent-%d", i+1)
+		w := waitPodWorker(t, c, "agent", tc.name+": restarted as "+next, func(w *v1.Worker) bool { return w.Status.PodName == next })
+		if len(w.Status.Crashes) != i+1 {
+			t.Fatalf("%s: %d crash records, want %d", tc.name, len(w.Status.Crashes), i+1)
+		}
+		rec := w.Status.Crashes[i]
+		if rec.Reason != tc.wantReason || !rec.Restarted {
+			t.Errorf("%s: crash record %+v; want reason %s, restarted", tc.name, rec, tc.wantReason)
+		}
+		if tc.wantSignal != 0 && (rec.Signal == nil || *rec.Signal != tc.wantSignal) {
+			t.Errorf("%s: signal %v, want %d", tc.name, rec.Signal, tc.wantSignal)
+		}
+		if tc.wantExit != 0 && (rec.ExitCode == nil || *rec.ExitCode != tc.wantExit) {
+			t.Errorf("%s: exit code %v, want %d", tc.name, rec.ExitCode, tc.wantExit)
+		}
+		if i == 0 {
+			if rec.Hook != "task" {
+				t.Errorf("the first crash record names hooks %q, want task", rec.Hook)
+			}
+			waitFor(t, c, "task", 20*time.Second, func(h *v1.Hook) bool { return h.Spec.Assignee == "" })
+		}
+	}
+
+	// Only the current Pod and the one that ended last are kept.
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods, client.InNamespace("default"), client.MatchingLabels{controllers.WorkerLabel: "agent"}); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp.IsZero() {
+			names = append(names, p.Name)
+		}
+	}
+	slices.Sort(names)
+	if last := fmt.Sprintf("agent-%d", len(crashes)); !slices.Contains(names, last) || len(names) > 2 {
+		t.Errorf("pods left %v; want the current %s and at most the one before", names, last)
+	}
+
+	if err := c.Delete(ctx, &v1.Worker{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent"}}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "agent"}, &v1.Worker{})
+		left := &corev1.PodList{}
+		if lerr := c.List(ctx, left, client.InNamespace("default"), client.MatchingLabels{controllers.WorkerLabel: "agent"}); lerr != nil {
+			t.Fatal(lerr)
+		}
+		if apierrors.IsNotFound(err) && len(left.Items) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deleting the worker left it (%v) or its pods (%d)", err, len(left.Items))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// TestWorkerPodsCrashLoop crashes a Worker's Pods until its crash budget is
+// spent: then no new Pod is created and the phase says why.
+func TestWorkerPodsCrashLoop(t *testing.T) {
+	env := startPodWorkers(t)
+	c := env.Client
+	if err := c.Create(context.Background(), podWorker("looper", 2)); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		current := fmt.Sprintf("looper-%d", i)
+		waitPodWorker(t, c, "looper", "running "+current, func(w *v1.Worker) bool { return w.Status.PodName == current })
+		kubelet(t, c, current, corev1.PodFailed, "", terminated(137, 9, "Error"))
+		w := waitPodWorker(t, c, "looper", "past "+current, func(w *v1.Worker) bool { return w.Status.PodName != current })
+		if w.Status.PodName == "" {
+			if w.Status.Phase != v1.WorkerCrashLoop {
+				t.Fatalf("after %d crashes no new pod, phase %q; want CrashLoop", i+1, w.Status.Phase)
+			}
+			loop := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionCrashLoop)
+			if loop == nil || loop.Status != metav1.ConditionTrue {
+				t.Fatalf("CrashLoop condition %+v", loop)
+			}
+			if i+1 > 3 {
+				t.Fatalf("maxCrashes 2 allowed %d crashes", i+1)
+			}
+			break
+		}
+		if i > 5 {
+			t.Fatal("the crash budget never ran out")
+		}
+	}
+	time.Sleep(500 * time.Millisecond)
+	pods := &corev1.PodList{}
+	if err := c.List(context.Background(), pods, client.InNamespace("default"), client.MatchingLabels{controllers.WorkerLabel: "looper"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodFailed {
+			t.Errorf("pod %s (%s) exists after CrashLoop", p.Name, p.Status.Phase)
+		}
+	}
+}
+
+// TestWorkerPodStuckPending reports a Pod that cannot start (its image
+// cannot be pulled) as stuck, not as a crash loop.
+func TestWorkerPodStuckPending(t *testing.T) {
+	env := startPodWorkers(t)
+	c := env.Client
+	if err := c.Create(context.Background(), podWorker("stuck", 2)); err != nil {
+		t.Fatal(err)
+	}
+	waitPodWorker(t, c, "stuck", "created a pod", func(w *v1.Worker) bool { return w.Status.PodName == "stuck-0" })
+	kubelet(t, c, "stuck-0", corev1.PodPending, "", corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+		Reason: "ImagePullBackOff", Message: `Back-off pulling image "example.invalid/agent:1"`,
+	}})
+	w := waitPodWorker(t, c, "stuck", "reported stuck", func(w *v1.Worker) bool {
+		ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+		return ready != nil && ready.Reason == controllers.ReasonPodStuck
+	})
+	ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+	if w.Status.Phase != v1.WorkerPending || len(w.Status.Crashes) != 0 || w.Status.PodName != "stuck-0" {
+		t.Errorf("a stuck pod: phase %q, %d crashes, pod %q; want Pending, none, stuck-0", w.Status.Phase, len(w.Status.Crashes), w.Status.PodName)
+	}
+	if want := "ImagePullBackOff"; !strings.Contains(ready.Message, want) {
+		t.Errorf("Ready message %q does not name %s", ready.Message, want)
+	}
+}
