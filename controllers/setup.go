@@ -75,6 +75,9 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if err := metrics.Setup(mgr); err != nil {
 		return err
 	}
+	if err := SetupNotify(mgr, opts.Config, opts.SkipNameValidation); err != nil {
+		return err
+	}
 	ret := &RetentionReconciler{
 		Client: mgr.GetClient(),
 		Events: mgr.GetEventRecorder(RetentionControllerName),

@@ -54,6 +54,8 @@ type workerEnv struct {
 	mu    sync.Mutex
 	pids  []int
 	label string
+	// runArgs are added to `tether run`'s arguments.
+	runArgs []string
 }
 
 func newWorkerEnv(t testing.TB) *workerEnv {
@@ -87,7 +89,7 @@ func (e *workerEnv) tether(args ...string) (string, string, int) {
 func (e *workerEnv) startRun() {
 	e.t.Helper()
 	e.out = &syncBuffer{}
-	e.run = exec.Command(tetherBin, "run", "--store", e.dir)
+	e.run = exec.Command(tetherBin, append([]string{"run", "--store", e.dir}, e.runArgs...)...)
 	e.run.Stdout, e.run.Stderr = e.out, e.out
 	if err := e.run.Start(); err != nil {
 		e.t.Fatal(err)

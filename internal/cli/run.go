@@ -20,7 +20,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -98,9 +97,13 @@ func newRunCommand(g *GlobalOptions) *cobra.Command {
 
 On the local store (the default) only one tether run may serve a store at a
 time: a second one fails and names the PID of the first. With --cluster it
-runs as an operator, with optional leader election.`,
+runs as an operator, with optional leader election.
+
+The log goes to stderr: human-readable lines on a terminal, JSON lines
+otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			chooseLogEncoder(&o.zap, cmd.Flags(), stderrIsTerminal())
 			log := zap.New(zap.UseFlagOptions(&o.zap))
 			ctrl.SetLogger(log)
 			return o.run(ctrl.SetupSignalHandler(), g, log)
@@ -117,9 +120,7 @@ runs as an operator, with optional leader election.`,
 	fs.DurationVar(&o.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "with --leader-elect, how often candidates try to take or renew the Lease")
 	fs.StringVar(&o.recoveryDir, "recovery-dir", "", "with --cluster, also write each Hook's recovery file under this directory (default: the configuration file's recoveryDir; unset, none: the operator writes nothing to its filesystem, and tether recover renders the file from the Hook)")
 	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
-	goFlags := flag.NewFlagSet("zap", flag.ContinueOnError)
-	o.zap.BindFlags(goFlags)
-	fs.AddGoFlagSet(goFlags)
+	bindLogFlags(fs, &o.zap)
 	return cmd
 }
 
@@ -228,7 +229,7 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 		LeaderElectionNamespace:       ns,
 		LeaderElectionReleaseOnCancel: true,
 		// The operator watches only the Pods of Workers, not every Pod.
-		Cache:         cache.Options{ByObject: map[client.Object]cache.ByObject{&corev1.Pod{}: {Label: workerPods}}},
+		Cache:         cache.Options{ByObject: clusterCache(workerPods)},
 		LeaseDuration: &o.lease.duration,
 		RenewDeadline: &o.lease.renewDeadline,
 		RetryPeriod:   &o.lease.retryPeriod,
@@ -307,4 +308,13 @@ func (o *runOptions) clusterMetrics() metricsserver.Options {
 // openStore opens the local store serving crds, the embedded CRDs.
 func openStore(dir string, s *runtime.Scheme, crds []*apiextensionsv1.CustomResourceDefinition, log logr.Logger) (*filestore.Store, error) {
 	return filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: log.WithName("store")})
+}
+
+// clusterCache restricts the operator's cache: only the Pods of Workers
+// (selected by workerPods), and only the Events about tether's objects,
+// not every Pod and Event of the cluster.
+func clusterCache(workerPods labels.Selector) map[client.Object]cache.ByObject {
+	byObject := controllers.NotifyEventCache()
+	byObject[&corev1.Pod{}] = cache.ByObject{Label: workerPods}
+	return byObject
 }

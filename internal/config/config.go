@@ -107,6 +107,9 @@ type Config struct {
 	// AgentLoop holds the caps of the Stop continuation loop that
 	// `tether agent hook` keeps going.
 	AgentLoop AgentLoop `json:"agentLoop,omitempty"`
+	// Notify lists the commands `tether run` runs when something a person
+	// should hear of happens (see notify.go).
+	Notify []Notifier `json:"notify,omitempty"`
 
 	// File is the configuration file the values were read from; empty
 	// when there was none.
@@ -235,8 +238,9 @@ func Parse(data []byte, base string, cfg *Config) error {
 	if err != nil {
 		return err
 	}
-	invalid := func(field, format string, args ...any) error {
-		return &fieldpath.Error{Line: fieldpath.Line(root, field), Field: field, Err: fmt.Errorf(format, args...)}
+	invalid := func(field, format string, args ...any) error { return fieldError(root, field, format, args...) }
+	if err := settleNotifiers(root, file.Notify); err != nil {
+		return err
 	}
 	durations := []struct {
 		field string
@@ -281,6 +285,7 @@ func Parse(data []byte, base string, cfg *Config) error {
 	if file.MaxCheckpoints > 0 {
 		cfg.MaxCheckpoints, cfg.fromFile.maxCheckpoints = file.MaxCheckpoints, true
 	}
+	cfg.Notify = file.Notify
 	for _, d := range []struct{ from, to *string }{{&file.KeyDir, &cfg.KeyDir}, {&file.RecoveryDir, &cfg.RecoveryDir}} {
 		if *d.from == "" {
 			continue

@@ -162,13 +162,13 @@ func find(v any, t reflect.Type, prefix string) (string, bool) {
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return "", false
+			return prefix, !decodes(v, t)
 		}
 		return findInStruct(obj, t, prefix)
 	case reflect.Slice, reflect.Array:
 		items, ok := v.([]any)
 		if !ok {
-			return "", false
+			return prefix, !decodes(v, t)
 		}
 		for i, item := range items {
 			if p, ok := find(item, t.Elem(), prefix+"["+strconv.Itoa(i)+"]"); ok {
@@ -178,7 +178,7 @@ func find(v any, t reflect.Type, prefix string) (string, bool) {
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return "", false
+			return prefix, !decodes(v, t)
 		}
 		for _, key := range slices.Sorted(maps.Keys(obj)) {
 			if p, ok := find(obj[key], t.Elem(), join(prefix, key)); ok {
