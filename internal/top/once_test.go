@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/testing/testenv"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 	"github.com/tether-dev/tether/internal/top"
 )
@@ -192,22 +193,45 @@ func once(t *testing.T, c client.WithWatch, namespace string) string {
 // TestOnce renders `tether top --once` frames of the file store: plain
 // text, no escape sequence, every age from the fixed clock.
 func TestOnce(t *testing.T) {
+	other := func() fixture {
+		f := hook("other-task", 1, func(h *v1.Hook) {
+			h.Status.State, h.Status.CurrentStep, h.Status.LastHeartbeat = v1.HookStepPending, step(0, "reproduce", 1), microAgo(time.Minute)
+		})
+		f.obj.SetNamespace("team-a")
+		return f
+	}
 	for _, tc := range []struct {
-		name     string
-		fixtures []fixture
+		name      string
+		namespace string
+		fixtures  []fixture
 	}{
-		{"empty", nil},
-		{"busy", busy()},
-		{"crash", crash()},
+		{"empty", "default", nil},
+		{"busy", "default", busy()},
+		{"crash", "default", crash()},
+		{"all-namespaces", "", append(crash(), other())},
+		{"other-namespace", "team-a", append(crash(), other())},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testsupport.Store(t, "").Client()
 			seed(t, c, tc.fixtures)
-			out := once(t, c, "default")
+			out := once(t, c, tc.namespace)
 			if strings.Contains(out, "\x1b") {
 				t.Errorf("the frame holds escape sequences:\n%q", out)
 			}
 			golden.RequireEqual(t, out)
 		})
+	}
+}
+
+// TestOnceOnBothBackends renders the same objects on the file store and
+// on a real kube-apiserver: the frames are the same, so the view watches
+// both alike.
+func TestOnceOnBothBackends(t *testing.T) {
+	env := testenv.Start(t)
+	seed(t, env.Client, crash())
+	file := testsupport.Store(t, "").Client()
+	seed(t, file, crash())
+	if got, want := once(t, env.Client, "default"), once(t, file, "default"); got != want {
+		t.Fatalf("kube-apiserver frame:\n%s\nfile store frame:\n%s", got, want)
 	}
 }
