@@ -18,7 +18,6 @@ package top
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -204,7 +203,7 @@ func (lw *listerWatcher) List(o metav1.ListOptions) (runtime.Object, error) {
 func (lw *listerWatcher) ListWithContext(ctx context.Context, o metav1.ListOptions) (runtime.Object, error) {
 	list := lw.newList()
 	if err := lw.c.List(ctx, list, lw.options(o)); err != nil {
-		return nil, fmt.Errorf("listing %T: %w", list, err)
+		return nil, err
 	}
 	return list, nil
 }
