@@ -97,22 +97,10 @@ func (r *HookReconciler) reconcileInitialize(_ context.Context, s *hookScope) er
 	return err
 }
 
-// staleEligible reports whether an agent is expected to heartbeat on hook:
-// while a step runs or validates, and while a step is pending once an agent
-// has moved the Hook there (a Hook fresh from initialization waits for one).
+// staleEligible reports whether an agent is expected to heartbeat on hook
+// (hookfsm.HeartbeatExpected, which tether top shares).
 func staleEligible(hook *v1.Hook) bool {
-	st := &hook.Status
-	if st.LastHeartbeat == nil {
-		return false
-	}
-	switch st.State {
-	case v1.HookStepRunning, v1.HookStepValidating:
-		return true
-	case v1.HookStepPending:
-		n := len(st.History)
-		return hook.Spec.Assignee != "" || (n > 0 && st.History[n-1].Event != string(hookfsm.Initialize))
-	}
-	return false
+	return hookfsm.HeartbeatExpected(hook)
 }
 
 // heartbeatDue is when hook's heartbeat goes stale.

@@ -21,7 +21,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -47,12 +46,7 @@ const ActorDefault = "cli"
 // maxFilesTouched is status.currentStep.filesTouched's MaxItems.
 const maxFilesTouched = 256
 
-func actor() string {
-	if a := os.Getenv(ActorEnv); a != "" {
-		return a
-	}
-	return ActorDefault
-}
+func actor() string { return actorOr(ActorDefault) }
 
 // hookVerb is what the agent verbs share: the global options, the output
 // flags and the writers.
@@ -106,22 +100,32 @@ func (v *hookVerb) show(b *Backend, hook *v1.Hook) error {
 		obj.GetObjectKind().SetGroupVersionKind(gvks[0])
 		return p.PrintObj(obj, v.out)
 	}
-	_, err = fmt.Fprintf(v.out, "hook.%s/%s %s\nnext: %s\n", v1.GroupVersion.Group, hook.Name, hookfsm.Describe(hook), hookfsm.NextAction(hook))
+	_, err = io.WriteString(v.out, hookLine(hook))
 	return err
+}
+
+// hookLine is what an agent verb prints of hook without -o: where it
+// stands, then the next action.
+func hookLine(hook *v1.Hook) string {
+	return fmt.Sprintf("hook.%s/%s %s\nnext: %s\n", v1.GroupVersion.Group, hook.Name, hookfsm.Describe(hook), hookfsm.NextAction(hook))
 }
 
 // transition performs one Hook transition through hookwrite: read, apply
 // the event that build returns, write with retry-on-conflict, and record an
 // Event naming the actor. A rejected event writes nothing.
 func transition(ctx context.Context, b *Backend, name string, build hookwrite.Build) (*v1.Hook, error) {
+	return transitionAs(ctx, b, client.ObjectKey{Namespace: b.Namespace, Name: name}, actor(), build)
+}
+
+// transitionAs is transition of the Hook at key, for actor.
+func transitionAs(ctx context.Context, b *Backend, key client.ObjectKey, actor string, build hookwrite.Build) (*v1.Hook, error) {
 	rec, err := b.Recorder()
 	if err != nil {
 		return nil, err
 	}
-	hook, _, err := hookwrite.Transition(ctx, b.Client, client.ObjectKey{Namespace: b.Namespace, Name: name}, build,
-		hookwrite.Options{Actor: actor(), Recorder: rec})
+	hook, _, err := hookwrite.Transition(ctx, b.Client, key, build, hookwrite.Options{Actor: actor, Recorder: rec})
 	if err != nil {
-		return nil, explainHookErr(name, err)
+		return nil, explainHookErr(key.Name, err)
 	}
 	return hook, nil
 }

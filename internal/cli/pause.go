@@ -78,22 +78,31 @@ func runPause(cmd *cobra.Command, g *GlobalOptions, name, done string, do pauseF
 		return err
 	}
 	defer func() { _ = b.Close() }()
+	line, err := pauseHook(cmd.Context(), b, client.ObjectKey{Namespace: b.Namespace, Name: name}, done, do, actor(), reason)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(cmd.OutOrStdout(), line)
+	return err
+}
+
+// pauseHook pauses or unpauses (do) the Hook at key for actor and returns
+// what tether pause prints: the Hook and done, or "unchanged".
+func pauseHook(ctx context.Context, b *Backend, key client.ObjectKey, done string, do pauseFunc, actor, reason string) (string, error) {
 	rec, err := b.Recorder()
 	if err != nil {
-		return err
+		return "", err
 	}
-	res, err := do(cmd.Context(), b.Client, client.ObjectKey{Namespace: b.Namespace, Name: name},
-		pause.Options{Actor: actor(), Reason: reason, Recorder: rec})
+	res, err := do(ctx, b.Client, key, pause.Options{Actor: actor, Reason: reason, Recorder: rec})
 	var terminal *pause.TerminalError
 	if err != nil && !errors.As(err, &terminal) {
-		return explainHookErr(name, err)
+		return "", explainHookErr(key.Name, err)
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
 	if !res.Changed {
 		done = "unchanged"
 	}
-	_, err = fmt.Fprintf(cmd.OutOrStdout(), "hook.%s/%s %s\n", v1.GroupVersion.Group, name, done)
-	return err
+	return fmt.Sprintf("hook.%s/%s %s", v1.GroupVersion.Group, key.Name, done), nil
 }

@@ -17,6 +17,9 @@ limitations under the License.
 package cli
 
 import (
+	"context"
+	"io"
+
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -46,21 +49,31 @@ except that it finds the files changed since the last checkpoint with git.`,
 				return err
 			}
 			defer func() { _ = b.Close() }()
-			hook := &v1.Hook{}
-			if err := b.Client.Get(cmd.Context(), client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, hook); err != nil {
+			text, err := recoveryText(cmd.Context(), g, b, client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, cmd.ErrOrStderr())
+			if err != nil {
 				return err
 			}
-			// Without a usable key the file still renders, saying so per receipt.
-			var evidence recoveryfile.Evidence
-			if km, err := keyManager(g, b); err == nil {
-				evidence = receipts.EvidenceFunc(cmd.Context(), km)
-			}
-			opts := recoveryfile.Options{Evidence: evidence}
-			if err := addCheckpoints(cmd.Context(), b, hook, &opts, cmd.ErrOrStderr()); err != nil {
-				return err
-			}
-			_, err = cmd.OutOrStdout().Write(recoveryfile.Render(hook, opts))
+			_, err = cmd.OutOrStdout().Write(text)
 			return err
 		},
 	}
+}
+
+// recoveryText renders the recovery file of the Hook at key, as tether
+// recover prints it; warnings about the checkpoints go to errOut.
+func recoveryText(ctx context.Context, g *GlobalOptions, b *Backend, key client.ObjectKey, errOut io.Writer) ([]byte, error) {
+	hook := &v1.Hook{}
+	if err := b.Client.Get(ctx, key, hook); err != nil {
+		return nil, err
+	}
+	// Without a usable key the file still renders, saying so per receipt.
+	var evidence recoveryfile.Evidence
+	if km, err := keyManager(g, b); err == nil {
+		evidence = receipts.EvidenceFunc(ctx, km)
+	}
+	opts := recoveryfile.Options{Evidence: evidence}
+	if err := addCheckpoints(ctx, b, hook, &opts, errOut); err != nil {
+		return nil, err
+	}
+	return recoveryfile.Render(hook, opts), nil
 }

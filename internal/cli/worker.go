@@ -17,6 +17,7 @@ limitations under the License.
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"time"
@@ -66,19 +67,12 @@ it did not launch, and cannot start it again.
 The restart happens when tether run serving the Worker sees the request.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			host, _ := os.Hostname()
-			err := updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
-				if w.Spec.Adopt != nil {
-					return fmt.Errorf("worker %s adopted pid %d: tether only watches an adopted process and never stops or starts it; restart that process yourself, then set spec.adopt.pid to the new one (tether apply or tether edit)", w.Name, w.Spec.Adopt.PID)
-				}
-				if w.Spec.Template == nil && w.Status.Host != "" && w.Status.Host != host {
-					return fmt.Errorf("worker %s runs on host %s: restart it there", w.Name, w.Status.Host)
-				}
-				now := metav1.NewTime(time.Now())
-				w.Status.WindowStart = &now
-				return workerfsm.Apply(&w.Status, workerfsm.RestartRequested)
-			})
+			b, err := g.Backend(cmd.Context())
 			if err != nil {
+				return err
+			}
+			defer func() { _ = b.Close() }()
+			if err := restartWorker(cmd.Context(), b, types.NamespacedName{Namespace: b.Namespace, Name: args[0]}); err != nil {
 				return err
 			}
 			_, err = fmt.Fprintf(cmd.OutOrStdout(), "worker.agents.tether.dev/%s restarted\n", args[0])
@@ -110,4 +104,22 @@ holds are freed, like a Kubernetes node whose lease expired.`,
 			return err
 		},
 	}
+}
+
+// restartWorker asks tether run to restart the Worker at key and resets
+// its crash window; an adopted Worker, or one on another host, is refused.
+func restartWorker(ctx context.Context, b *Backend, key types.NamespacedName) error {
+	host, _ := os.Hostname()
+	_, err := workerwrite.Update(ctx, b.Client, key, func(w *v1.Worker) error {
+		if w.Spec.Adopt != nil {
+			return fmt.Errorf("worker %s adopted pid %d: tether only watches an adopted process and never stops or starts it; restart that process yourself, then set spec.adopt.pid to the new one (tether apply or tether edit)", w.Name, w.Spec.Adopt.PID)
+		}
+		if w.Spec.Template == nil && w.Status.Host != "" && w.Status.Host != host {
+			return fmt.Errorf("worker %s runs on host %s: restart it there", w.Name, w.Status.Host)
+		}
+		now := metav1.NewTime(time.Now())
+		w.Status.WindowStart = &now
+		return workerfsm.Apply(&w.Status, workerfsm.RestartRequested)
+	})
+	return err
 }
