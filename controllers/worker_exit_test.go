@@ -48,7 +48,7 @@ type gatedReader struct {
 }
 
 func (g *gatedReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
 		if _, err := os.Stat(g.started); err == nil {
 			g.launchedFirst = true
 			break
