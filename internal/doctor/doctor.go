@@ -33,6 +33,7 @@ import (
 	"sort"
 	"strings"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -207,7 +208,7 @@ func key(ns, name string) string { return ns + "/" + name }
 // following it: a temp file, the journal or lock file, a directory, a
 // symbolic link or other non-regular entry, or an object file.
 func StoreFindings(dir string, problems []filestore.Problem) []Finding {
-	out := make([]Finding, 0, len(problems))
+	var out []Finding
 	for _, p := range problems {
 		f := Finding{Check: CheckQuarantine, Severity: Error, Path: p.Path, Reason: p.Reason, Fix: p.Fix}
 		rel, _ := filepath.Rel(dir, p.Path)
@@ -240,7 +241,8 @@ func CheckKey(ctx context.Context, km *receipts.FileKeyManager, hooks []*v1.Hook
 	}
 	err := km.CheckPerms()
 	if err == nil {
-		_, err = km.PublicKey(ctx, &v1.Hook{})
+		// Deriving a task key loads the master key, as every use does.
+		_, err = km.PublicKey(ctx, &v1.Hook{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "doctor", UID: "doctor"}})
 	}
 	switch {
 	case err == nil:
