@@ -83,7 +83,7 @@ func TestDoctor(t *testing.T) {
 		}
 	}
 	write(file, edited)
-	temp := filepath.Join(ns, ".tmp-hook-sample.yaml-1-abc")
+	temp := filepath.Join(ns, ".tmp-hook-sample.yaml-999999999-abc")
 	write(temp, "old")
 	fifo := filepath.Join(ns, "fifo.yaml")
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {

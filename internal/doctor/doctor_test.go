@@ -189,11 +189,15 @@ func TestStoreChecks(t *testing.T) {
 				Fix:    "nothing to do: the object files hold every object; compaction drops the line"}}
 		}},
 		{"leftover temp file", false, func(t *testing.T, dir string) []doctor.Finding {
-			p := filepath.Join(dir, "hooks", "default", ".tmp-a.yaml-1-xyz")
+			p := filepath.Join(dir, "hooks", "default", ".tmp-a.yaml-999999999-xyz")
 			write(t, p, "old")
 			return []doctor.Finding{{Check: doctor.CheckTempFiles, Severity: doctor.Warning, Path: p,
 				Reason: "is a temp file left by a writer that was killed",
 				Fix:    "rm " + p + " (tether removes it on its next write when its writer is gone)"}}
+		}},
+		{"temp file of a writer that is alive", false, func(t *testing.T, dir string) []doctor.Finding {
+			write(t, filepath.Join(dir, "hooks", "default", fmt.Sprintf(".tmp-a.yaml-%d-xyz", os.Getpid())), "new")
+			return nil
 		}},
 	}
 	for _, c := range cases {
@@ -481,7 +485,7 @@ func TestRunIsReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := filepath.Join(dir, "hooks", "default")
-	write(t, filepath.Join(ns, ".tmp-a.yaml-1-xyz"), "old")
+	write(t, filepath.Join(ns, ".tmp-a.yaml-999999999-xyz"), "old")
 	write(t, filepath.Join(ns, "bad.yaml"), "not: [valid\n")
 	if err := syscall.Mkfifo(filepath.Join(ns, "fifo.yaml"), 0o600); err != nil {
 		t.Fatal(err)
@@ -535,7 +539,7 @@ func TestRunIsReadOnly(t *testing.T) {
 	}
 	want := []string{
 		"permissions " + filepath.Join(dir, "workers"),
-		"temp-files " + filepath.Join(ns, ".tmp-a.yaml-1-xyz"),
+		"temp-files " + filepath.Join(ns, ".tmp-a.yaml-999999999-xyz"),
 		"quarantine " + filepath.Join(ns, "bad.yaml"),
 		"entries " + filepath.Join(ns, "fifo.yaml"),
 		"entries " + filepath.Join(ns, "link.yaml"),

@@ -38,7 +38,8 @@ import (
 // path, reason and fix: directories others can write or another user owns,
 // symbolic links, FIFOs, devices and other users' files among the entries,
 // object files the store quarantines (unreadable, undecodable, or holding
-// an edit it refuses), corrupt journal lines and leftover temp files. A
+// an edit it refuses), corrupt journal lines and leftover temp files (those
+// whose writer, named by the PID in the name, is gone). A
 // store with no problem returns none. A missing dir is an error matching
 // ErrNoStore.
 func Inspect(ctx context.Context, dir string, opts Options) ([]Problem, error) {
@@ -102,6 +103,11 @@ func InspectAll(ctx context.Context, dir string, opts Options) (*Inspection, err
 		}
 		rel, _ := filepath.Rel(dir, path)
 		if strings.HasPrefix(d.Name(), ".tmp-") {
+			if writerAlive(d.Name()) {
+				// A write in progress (or a live process's pending
+				// removal), not a leftover: the store keeps it too.
+				return nil
+			}
 			out = append(out, Problem{Path: path, Reason: "is a temp file left by a writer that was killed", Fix: "rm " + path + " (tether removes it on its next write when its writer is gone)"})
 			return nil
 		}
