@@ -21,15 +21,11 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/doctor"
-	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/store/filestore"
 )
 
 func newDoctorCommand(g *GlobalOptions) *cobra.Command {
@@ -59,11 +55,7 @@ none. It never creates the store, takes no lock and repairs nothing.`,
 			if err != nil {
 				return err
 			}
-			s, err := scheme.New()
-			if err != nil {
-				return err
-			}
-			crds, err := crd.Load()
+			inspect, err := doctorInspect()
 			if err != nil {
 				return err
 			}
@@ -72,11 +64,11 @@ none. It never creates the store, takes no lock and repairs nothing.`,
 				return err
 			}
 			findings, err := doctor.Run(cmd.Context(), doctor.Options{
-				Dir:    dir,
-				Store:  filestore.Options{Scheme: s, CRDs: crds, Log: logr.Discard()},
-				KeyDir: cfg.KeyDir,
+				Dir:     dir,
+				Inspect: inspect,
+				KeyDir:  cfg.KeyDir,
 			})
-			if errors.Is(err, filestore.ErrNoStore) {
+			if isNoStore(err) {
 				return fmt.Errorf("%w (create one with tether init, or name it with --store)", err)
 			}
 			if err != nil {

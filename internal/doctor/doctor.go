@@ -14,10 +14,10 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 // Package doctor checks a local store and its surroundings without
-// changing anything, for `tether doctor`: the store's entries (through
-// filestore.InspectAll), the receipt master key, the history and receipts
+// changing anything, for `tether doctor`: the store's entries (through the
+// store's read-only inspection, which the composition root passes in as
+// an Inspect), the receipt master key, the history and receipts
 // of every Hook, and the process identity of every Worker of this host.
 // Each problem is a Finding with the check that found it, where it is,
 // what is wrong and how to fix it.
@@ -40,7 +40,6 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/receipts"
-	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
@@ -68,6 +67,9 @@ const (
 	// CheckWorkers is a Worker of this host whose recorded process is gone.
 	CheckWorkers = "workers"
 )
+
+// ErrNotAStore is a store path that is a file, not a directory.
+var ErrNotAStore = errors.New("not a store directory")
 
 // Severity says how bad a Finding is. Both make `tether doctor` fail.
 type Severity string
@@ -110,12 +112,29 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s %s: %s; fix: %s", f.Check, f.Where(), f.Reason, f.Fix)
 }
 
+// Problem is a problem of a store's entries, as the store's inspection
+// (filestore.Inspect) reports it.
+type Problem struct {
+	// Path is the file or directory.
+	Path string
+	// Reason says what is wrong.
+	Reason string
+	// Fix says what a person can do about it.
+	Fix string
+}
+
+// Inspect reads the store in dir without writing to it, taking no lock
+// and repairing nothing, and returns the problems of its entries and the
+// objects of the files that have none (filestore.InspectAll). A missing
+// store is an error.
+type Inspect func(ctx context.Context, dir string) ([]Problem, []*unstructured.Unstructured, error)
+
 // Options say what to check.
 type Options struct {
 	// Dir is the store directory. It must exist: Run never creates it.
 	Dir string
-	// Store has the scheme and CRDs the store is read with.
-	Store filestore.Options
+	// Inspect reads the store; it is required.
+	Inspect Inspect
 	// KeyDir is the receipt key directory ($TETHER_HOME/keys by default);
 	// empty skips the key check and checks receipts without signatures.
 	KeyDir string
@@ -127,18 +146,18 @@ type Options struct {
 // Run checks everything and returns the findings, in the order of the
 // checks: the store's entries, the receipt key, then every Hook's history
 // and receipts, then every Worker. It writes nothing, takes no lock and
-// repairs nothing. A missing store is an error matching
-// filestore.ErrNoStore; so is a store path that is not a directory.
+// repairs nothing. A missing store is the error of opts.Inspect; a store
+// path that is a file is ErrNotAStore.
 func Run(ctx context.Context, opts Options) ([]Finding, error) {
 	if fi, err := os.Lstat(opts.Dir); err == nil && fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w at %s: it is a file, not a directory", filestore.ErrNoStore, opts.Dir)
+		return nil, fmt.Errorf("%w: %s is a file", ErrNotAStore, opts.Dir)
 	}
-	in, err := filestore.InspectAll(ctx, opts.Dir, opts.Store)
+	problems, objs, err := opts.Inspect(ctx, opts.Dir)
 	if err != nil {
 		return nil, err
 	}
-	out := StoreFindings(opts.Dir, in.Problems)
-	hooks, workers, err := typed(in.Objects)
+	out := StoreFindings(opts.Dir, problems)
+	hooks, workers, err := typed(objs)
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +213,9 @@ func typed(objs []*unstructured.Unstructured) ([]*v1.Hook, []*v1.Worker, error) 
 			return nil, nil, fmt.Errorf("decoding %s %s/%s: %w", gvk.Kind, u.GetNamespace(), u.GetName(), err)
 		}
 	}
-	sort.SliceStable(hooks, func(i, j int) bool { return key(hooks[i].Namespace, hooks[i].Name) < key(hooks[j].Namespace, hooks[j].Name) })
+	sort.SliceStable(hooks, func(i, j int) bool {
+		return key(hooks[i].Namespace, hooks[i].Name) < key(hooks[j].Namespace, hooks[j].Name)
+	})
 	sort.SliceStable(workers, func(i, j int) bool {
 		return key(workers[i].Namespace, workers[i].Name) < key(workers[j].Namespace, workers[j].Name)
 	})
@@ -203,11 +224,11 @@ func typed(objs []*unstructured.Unstructured) ([]*v1.Hook, []*v1.Worker, error) 
 
 func key(ns, name string) string { return ns + "/" + name }
 
-// StoreFindings classifies the problems filestore.Inspect found in the
+// StoreFindings classifies the problems the inspection found in the
 // store at dir by what they are about, looking at each path without
 // following it: a temp file, the journal or lock file, a directory, a
 // symbolic link or other non-regular entry, or an object file.
-func StoreFindings(dir string, problems []filestore.Problem) []Finding {
+func StoreFindings(dir string, problems []Problem) []Finding {
 	var out []Finding
 	for _, p := range problems {
 		f := Finding{Check: CheckQuarantine, Severity: Error, Path: p.Path, Reason: p.Reason, Fix: p.Fix}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/go-logr/logr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -87,9 +88,25 @@ func newStore(t *testing.T, objs ...*v1.Hook) string {
 	return dir
 }
 
+// inspect is the store's read-only inspection, as the CLI passes it.
+func inspect(t *testing.T) doctor.Inspect {
+	opts := storeOptions(t)
+	return func(ctx context.Context, dir string) ([]doctor.Problem, []*unstructured.Unstructured, error) {
+		in, err := filestore.InspectAll(ctx, dir, opts)
+		if err != nil {
+			return nil, nil, err
+		}
+		var problems []doctor.Problem
+		for _, p := range in.Problems {
+			problems = append(problems, doctor.Problem{Path: p.Path, Reason: p.Reason, Fix: p.Fix})
+		}
+		return problems, in.Objects, nil
+	}
+}
+
 func runDoctor(t *testing.T, dir string) []doctor.Finding {
 	t.Helper()
-	got, err := doctor.Run(context.Background(), doctor.Options{Dir: dir, Store: storeOptions(t), KeyDir: filepath.Join(t.TempDir(), "keys"), Host: "here"})
+	got, err := doctor.Run(context.Background(), doctor.Options{Dir: dir, Inspect: inspect(t), KeyDir: filepath.Join(t.TempDir(), "keys"), Host: "here"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,8 +131,8 @@ func assertFindings(t *testing.T, got, want []doctor.Finding) {
 // finding doctor reports for it; the healthy store has none.
 func TestStoreChecks(t *testing.T) {
 	cases := []struct {
-		name  string
-		root  bool
+		name   string
+		root   bool
 		break_ func(t *testing.T, dir string) []doctor.Finding
 	}{
 		{"healthy", false, func(*testing.T, string) []doctor.Finding { return nil }},
@@ -385,7 +402,8 @@ func TestCheckWorker(t *testing.T) {
 }
 
 // TestMissingStore checks that a missing store is an error matching
-// filestore.ErrNoStore, and that doctor does not create it.
+// filestore.ErrNoStore, and that doctor does not create it; a file where
+// the store should be is ErrNotAStore.
 func TestMissingStore(t *testing.T) {
 	for _, name := range []string{"missing", "file"} {
 		t.Run(name, func(t *testing.T) {
@@ -393,9 +411,9 @@ func TestMissingStore(t *testing.T) {
 			if name == "file" {
 				write(t, dir, "x")
 			}
-			_, err := doctor.Run(context.Background(), doctor.Options{Dir: dir, Store: storeOptions(t), Host: "here"})
-			if !errors.Is(err, filestore.ErrNoStore) {
-				t.Fatalf("err = %v, want one matching ErrNoStore", err)
+			_, err := doctor.Run(context.Background(), doctor.Options{Dir: dir, Inspect: inspect(t), Host: "here"})
+			if want := map[string]error{"missing": filestore.ErrNoStore, "file": doctor.ErrNotAStore}[name]; !errors.Is(err, want) {
+				t.Fatalf("err = %v, want one matching %v", err, want)
 			}
 			if name == "missing" {
 				if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
@@ -523,7 +541,7 @@ func TestRunIsReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, keysBefore := snapshot(t, dir), snapshot(t, keys)
-	got, err := doctor.Run(ctx, doctor.Options{Dir: dir, Store: storeOptions(t), KeyDir: keys, Host: "here"})
+	got, err := doctor.Run(ctx, doctor.Options{Dir: dir, Inspect: inspect(t), KeyDir: keys, Host: "here"})
 	if err != nil {
 		t.Fatal(err)
 	}
