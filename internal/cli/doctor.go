@@ -33,8 +33,8 @@ func newDoctorCommand(g *GlobalOptions) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the local store and its surroundings, and say how to fix each problem",
-		Long: `Check the local store without changing it: directory permissions and
-ownership, symbolic links and other non-regular entries, quarantined object
+		Long: `Check the local store, every namespace of it, without changing it:
+directory permissions and ownership, symbolic links and other non-regular entries, quarantined object
 files, the journal, leftover temp files, the receipt master key's
 permissions, every Hook's history against its status and its receipts
 against its steps, and the Workers of this host whose recorded process no
