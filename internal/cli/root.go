@@ -67,7 +67,7 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newAgentCommands(opts)...)
 	root.AddCommand(newPauseCommands(opts)...)
 	root.AddCommand(newInitCommand(opts))
-	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts))
+	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts), newDoctorCommand(opts))
 	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))
 	agent := withAgentHookCommands(newAgentCommand(), opts)
 	agent.AddCommand(newAgentPromptCommand(opts))

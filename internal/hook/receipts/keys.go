@@ -160,16 +160,25 @@ func (m *FileKeyManager) PublicKey(_ context.Context, hook *v1.Hook) (ed25519.Pu
 	return pub, nil
 }
 
+// CheckPerms checks the key directory and the master key file as every
+// use of the key does, without reading or creating anything: an error
+// wrapping ErrNoKey when either is missing, and an error naming the path,
+// its mode and the chmod that fixes it when group or others can access
+// it, or when it is a symbolic link or the wrong kind of file.
+func (m *FileKeyManager) CheckPerms() error {
+	if err := checkPerm(m.Dir, true); err != nil {
+		return err
+	}
+	return checkPerm(m.Path(), false)
+}
+
 // load reads the master key after checking the permissions of its
 // directory and file.
 func (m *FileKeyManager) load() ([]byte, error) {
-	if err := checkPerm(m.Dir, true); err != nil {
+	if err := m.CheckPerms(); err != nil {
 		return nil, err
 	}
 	path := m.Path()
-	if err := checkPerm(path, false); err != nil {
-		return nil, err
-	}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the master key: %w", err)

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/tether-dev/tether/internal/atomicfs"
 )
@@ -37,10 +38,33 @@ import (
 // path, reason and fix: directories others can write or another user owns,
 // symbolic links, FIFOs, devices and other users' files among the entries,
 // object files the store quarantines (unreadable, undecodable, or holding
-// an edit it refuses), corrupt journal lines and leftover temp files. A
+// an edit it refuses), corrupt journal lines and leftover temp files (those
+// whose writer, named by the PID in the name, is gone). A
 // store with no problem returns none. A missing dir is an error matching
 // ErrNoStore.
 func Inspect(ctx context.Context, dir string, opts Options) ([]Problem, error) {
+	in, err := InspectAll(ctx, dir, opts)
+	if err != nil {
+		return nil, err
+	}
+	return in.Problems, nil
+}
+
+// Inspection is what InspectAll finds in a store.
+type Inspection struct {
+	// Problems are the problems Inspect returns.
+	Problems []Problem
+	// Objects are the objects of the object files that have no problem,
+	// in the order of their paths: a file's content, or, for a valid hand
+	// edit, the object the store would adopt. Entries with a problem are
+	// left out; their last valid version stays in the journal.
+	Objects []*unstructured.Unstructured
+}
+
+// InspectAll is Inspect that also returns the objects it read, so that a
+// caller can check them without opening the store (which takes the write
+// lock to remove leftover temp files and adopts hand edits).
+func InspectAll(ctx context.Context, dir string, opts Options) (*Inspection, error) {
 	if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w at %s", ErrNoStore, dir)
 	} else if err != nil {
@@ -55,10 +79,11 @@ func Inspect(ctx context.Context, dir string, opts Options) ([]Problem, error) {
 	}
 	s.journal = &journal{path: filepath.Join(dir, journalName)}
 	var out []Problem
+	var objs []*unstructured.Unstructured
 	if err := checkNotSymlink(dir); err != nil {
 		var ee *EntryError
 		if errors.As(err, &ee) {
-			return []Problem{problemOf(ee)}, nil
+			return &Inspection{Problems: []Problem{problemOf(ee)}}, nil
 		}
 		return nil, err
 	}
@@ -78,6 +103,11 @@ func Inspect(ctx context.Context, dir string, opts Options) ([]Problem, error) {
 		}
 		rel, _ := filepath.Rel(dir, path)
 		if strings.HasPrefix(d.Name(), ".tmp-") {
+			if writerAlive(d.Name()) {
+				// A write in progress (or a live process's pending
+				// removal), not a leftover: the store keeps it too.
+				return nil
+			}
 			out = append(out, Problem{Path: path, Reason: "is a temp file left by a writer that was killed", Fix: "rm " + path + " (tether removes it on its next write when its writer is gone)"})
 			return nil
 		}
@@ -96,17 +126,24 @@ func Inspect(ctx context.Context, dir string, opts Options) ([]Problem, error) {
 			return nil
 		}
 		if _, _, _, ok := s.keyOfPath(path); ok {
-			if p, bad := s.inspectObjectFile(ctx, path); bad {
+			if obj, p, bad := s.inspectObjectFile(ctx, path); bad {
 				out = append(out, p)
+			} else if obj != nil {
+				objs = append(objs, obj)
 			}
 		}
 		return nil
 	})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	return &Inspection{Problems: out, Objects: objs}, nil
 }
 
-// inspectObjectFile reports the problem of one object file, if it has one.
-func (s *Store) inspectObjectFile(ctx context.Context, path string) (Problem, bool) {
+// inspectObjectFile reports the problem of one object file, if it has one,
+// or else returns its object (for a valid hand edit, the object the store
+// would adopt).
+func (s *Store) inspectObjectFile(ctx context.Context, path string) (*unstructured.Unstructured, Problem, bool) {
 	r, ns, name, _ := s.keyOfPath(path)
 	so, err := s.readObjectFile(path)
 	var fe *FileError
@@ -114,32 +151,32 @@ func (s *Store) inspectObjectFile(ctx context.Context, path string) (Problem, bo
 	case errors.As(err, &fe):
 		var ee *EntryError
 		if errors.As(fe.Err, &ee) {
-			return problemOf(ee), true
+			return nil, problemOf(ee), true
 		}
-		return Problem{Path: path, Reason: "holds an edit the store refuses: " + fe.Error(), Fix: "fix or remove the file; the last valid version stays in effect"}, true
+		return nil, Problem{Path: path, Reason: "holds an edit the store refuses: " + fe.Error(), Fix: "fix or remove the file; the last valid version stays in effect"}, true
 	case err != nil:
-		return Problem{Path: path, Reason: err.Error(), Fix: "make it readable by you"}, true
+		return nil, Problem{Path: path, Reason: err.Error(), Fix: "make it readable by you"}, true
 	}
 	if so.handEdited {
 		last, err := s.lastValid(r, ns, name)
 		if err != nil {
-			return Problem{Path: path, Reason: err.Error(), Fix: "check the journal"}, true
+			return nil, Problem{Path: path, Reason: err.Error(), Fix: "check the journal"}, true
 		}
 		next, errs := s.prepareAdoption(ctx, r, ns, name, so.obj, last)
 		if len(errs) > 0 {
-			return Problem{Path: path, Reason: fmt.Sprintf("holds an edit the store refuses: %s:%d: %v", path, s.lineOfField(path, errs[0].Field), errs.ToAggregate()),
+			return nil, Problem{Path: path, Reason: fmt.Sprintf("holds an edit the store refuses: %s:%d: %v", path, s.lineOfField(path, errs[0].Field), errs.ToAggregate()),
 				Fix: "fix or remove the file; the last valid version stays in effect"}, true
 		}
 		if js, err := next.MarshalJSON(); err != nil || len(js) > maxObjectBytes {
-			return Problem{Path: path, Reason: fmt.Sprintf("holds an edit the store refuses: the object is %d bytes of JSON; the limit is %d", len(js), maxObjectBytes),
+			return nil, Problem{Path: path, Reason: fmt.Sprintf("holds an edit the store refuses: the object is %d bytes of JSON; the limit is %d", len(js), maxObjectBytes),
 				Fix: "shrink it; the last valid version stays in effect"}, true
 		}
-		return Problem{}, false
+		return next, Problem{}, false
 	}
 	if errs := s.typedErrors(r, so.obj); len(errs) > 0 {
-		return Problem{Path: path, Reason: "does not decode: " + errs.ToAggregate().Error(), Fix: "edit the file to a valid value (tether edit), or remove it"}, true
+		return nil, Problem{Path: path, Reason: "does not decode: " + errs.ToAggregate().Error(), Fix: "edit the file to a valid value (tether edit), or remove it"}, true
 	}
-	return Problem{}, false
+	return so.obj, Problem{}, false
 }
 
 // inspectJournal reports the journal's corrupt lines. A torn last line (a

@@ -345,3 +345,42 @@ func inspect(t *testing.T, dir string) []filestore.Problem {
 	}
 	return problems
 }
+
+// TestInspectAllReturnsTheObjects checks that InspectAll returns the
+// objects of the readable files, in path order, a valid new file as the
+// store would adopt it, and no object for a quarantined file.
+func TestInspectAllReturnsTheObjects(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	for _, name := range []string{"b", "a"} {
+		if err := s.Client().Create(ctx, hook(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeFile("not: [yaml\n")(t, filepath.Join(dir, "hooks", "default", "bad.yaml"))
+	writeFile(fmt.Sprintf(badHookYAML, "5m", "1m"))(t, filepath.Join(dir, "hooks", "default", "c.yaml"))
+	sch, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	crds, err := crd.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := filestore.InspectAll(ctx, dir, filestore.Options{Scheme: sch, CRDs: crds})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, o := range in.Objects {
+		names = append(names, o.GetKind()+"/"+o.GetName())
+	}
+	// c.yaml, a new file, becomes an object named by its path.
+	if want := "Hook/a Hook/b Hook/c"; strings.Join(names, " ") != want {
+		t.Errorf("objects %q, want %s", names, want)
+	}
+	if len(in.Problems) != 1 || in.Problems[0].Path != filepath.Join(dir, "hooks", "default", "bad.yaml") {
+		t.Errorf("problems %+v, want bad.yaml", in.Problems)
+	}
+}
