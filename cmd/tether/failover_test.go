@@ -106,7 +106,7 @@ func (f *failoverRun) tether(dir string, args ...string) error {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("tether %s: %v\n%s", strings.Join(args, " "), err, out.String())
+		return fmt.Errorf("tether %s: %w\n%s", strings.Join(args, " "), err, out.String())
 	}
 	return nil
 }
