@@ -306,7 +306,8 @@ func waitReady(t *testing.T, probe string, output *syncBuffer) {
 // TestClusterFailoverUnderLoad runs two `tether run --cluster
 // --leader-elect` replicas while Hooks are stepped through the agent verbs
 // and Workers' Pods crash, and kills the leader twice: with SIGTERM (the
-// Lease is released) and with SIGKILL (it expires). No transition is lost
+// Lease is released) and with SIGKILL (it expires), then pauses one with
+// SIGSTOP until a standby leads and resumes it. No transition is lost
 // or applied twice, every crash is handled exactly once, and no Worker
 // ever has two live Pods.
 func TestClusterFailoverUnderLoad(t *testing.T) {
@@ -479,7 +480,44 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	_, killTook := kill(leader, syscall.SIGKILL, holder)
 	t.Logf("SIGKILL: the standby took the Lease %v after the leader's SIGKILL (lease duration 5s)", killTook.Round(time.Millisecond))
 
+	// A leader paused (a frozen VM, a long GC) keeps its Lease until it
+	// expires, and, resumed, reconciles from its old cache for up to the
+	// renew deadline before it finds the Lease gone and exits: its writes
+	// must lose to the new leader's.
+	leader = standby
+	standby = start()
 	progress(3 * failoverPhaseCrashes)
+	paused := leader
+	defer func() { _ = paused.cmd.Process.Signal(syscall.SIGCONT) }()
+	select {
+	case <-f.played:
+	default:
+	}
+	<-f.played
+	stoppedAt := time.Now()
+	if err := paused.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	pausedHolder := leaseHolder(t, env)
+	waitHolder("failover after SIGSTOP", func(h string) bool { return h != "" && h != pausedHolder })
+	t.Logf("SIGSTOP: the standby took the Lease %v after the leader was paused", time.Since(stoppedAt).Round(time.Millisecond))
+	progress(3*failoverPhaseCrashes + 1)
+	resumed, before := time.Now(), len(paused.output.String())
+	if err := paused.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- paused.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		after := paused.output.String()[before:]
+		t.Logf("SIGCONT: the paused leader, resumed, exited %v later (%v); meanwhile it logged %d pod ends and %d reconcile errors",
+			time.Since(resumed).Round(time.Millisecond), err, strings.Count(after, "worker pod ended"), strings.Count(after, "Reconciler error"))
+	case <-time.After(30 * time.Second):
+		t.Errorf("the paused leader, resumed, still runs 30s later without the Lease")
+	}
+
+	progress(4*failoverPhaseCrashes + 1)
 	close(f.stop)
 	wg.Wait()
 	if len(f.errs) > 0 {
