@@ -474,7 +474,6 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	t.Logf("SIGTERM: the standby took the Lease %v after the leader's SIGTERM", termTook.Round(time.Millisecond))
 	leader = standby
 	standby = start()
-	_ = standby
 
 	progress(2 * failoverPhaseCrashes)
 	_, killTook := kill(leader, syscall.SIGKILL, holder)
@@ -482,12 +481,11 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 
 	// A leader paused (a frozen VM, a long GC) keeps its Lease until it
 	// expires, and, resumed, reconciles from its old cache for up to the
-	// renew deadline before it finds the Lease gone and exits: its writes
-	// must lose to the new leader's.
-	leader = standby
-	standby = start()
+	// renew deadline before it finds the Lease gone and exits: each of its
+	// writes must conflict with the new leader's or do the same, not twice.
+	paused := standby
+	start()
 	progress(3 * failoverPhaseCrashes)
-	paused := leader
 	defer func() { _ = paused.cmd.Process.Signal(syscall.SIGCONT) }()
 	select {
 	case <-f.played:
