@@ -533,6 +533,8 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 			w.Status.Restarts--
 		}
 	}
+	var invalid *invalidTemplateError
+	refused := errors.As(startErr, &invalid)
 	if started != "" && len(w.Status.Crashes) > 0 && !clean {
 		w.Status.Crashes[len(w.Status.Crashes)-1].Restarted = true
 	}
@@ -550,9 +552,8 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 		setPhase(&w.Status, workerfsm.CrashLooped)
 	default:
 		setPhase(&w.Status, workerfsm.Crashed)
-		var invalid *invalidTemplateError
 		switch {
-		case errors.As(startErr, &invalid):
+		case refused:
 			extra = append(extra, invalidTemplateCondition(invalid))
 		case startErr != nil:
 			extra = append(extra, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodRejected, startErr.Error()))
@@ -577,7 +578,7 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 			budget, maxCrashes(&w.Spec), w.Name, w.Namespace)
 	case startErr != nil:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", end, hooks, startErr)
-		if invalid := (*invalidTemplateError)(nil); errors.As(startErr, &invalid) {
+		if refused {
 			r.recordInvalidTemplate(w, invalid)
 		}
 	default:
