@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -63,6 +65,9 @@ const (
 	ReasonPodStuck = "PodStuck"
 	// ReasonPodRejected: the API server refused to create the Pod.
 	ReasonPodRejected = "PodRejected"
+	// ReasonInvalidTemplate: the server-side dry-run create of the Pod
+	// from spec.template was refused as invalid; no Pod was created.
+	ReasonInvalidTemplate = "InvalidTemplate"
 	// ReasonPodsUnsupported: the backend runs no Pods (the local store).
 	ReasonPodsUnsupported = "PodTemplateUnsupported"
 )
@@ -70,6 +75,61 @@ const (
 // EventPodStuck is the Warning recorded when a Worker's Pod stays Pending
 // past the pending timeout.
 const EventPodStuck = "PodStuck"
+
+// EventInvalidTemplate is the Warning recorded when the API server's
+// dry-run create refuses the Pod built from a Worker's spec.template.
+const EventInvalidTemplate = "InvalidTemplate"
+
+// invalidTemplateError is a dry-run create refused as invalid: the
+// fields it names are the Worker's (spec.template...), not the Pod's.
+type invalidTemplateError struct {
+	fields []string
+	err    error
+}
+
+func (e *invalidTemplateError) Error() string {
+	return "spec.template is invalid: " + strings.Join(e.fields, "; ")
+}
+
+func (e *invalidTemplateError) Unwrap() error { return e.err }
+
+// templateInvalid turns a dry-run create's Invalid StatusError into the
+// Worker's fields: a Pod field path is the template's under spec.template,
+// except the agent container's first injected env entries, which tether
+// prepended: the TETHER_* variables, then the specEnv entries of spec.env.
+func templateInvalid(err error, injected, specEnv int) *invalidTemplateError {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) {
+		return nil
+	}
+	const env = "spec.containers[0].env["
+	out := &invalidTemplateError{err: err}
+	if d := status.Status().Details; d != nil {
+		for _, c := range d.Causes {
+			f := c.Field
+			rest, isEnv := strings.CutPrefix(f, env)
+			var i int
+			if _, scanErr := fmt.Sscanf(rest, "%d]", &i); isEnv && scanErr == nil {
+				tail := rest[strings.Index(rest, "]")+1:]
+				switch tetherEnv := injected - specEnv; {
+				case i < tetherEnv:
+					f = "the TETHER_* environment" + tail
+				case i < injected:
+					f = fmt.Sprintf("spec.env[%d]%s", i-tetherEnv, tail)
+				default:
+					f = fmt.Sprintf("spec.template.%s%d]%s", env, i-injected, tail)
+				}
+			} else if f != "" {
+				f = "spec.template." + f
+			}
+			out.fields = append(out.fields, strings.TrimSpace(f+": "+c.Message))
+		}
+	}
+	if len(out.fields) == 0 {
+		out.fields = []string{status.Status().Message}
+	}
+	return out
+}
 
 // podEnd is how a Worker's Pod ended, in the terms of a crash record.
 type podEnd struct {
@@ -223,7 +283,7 @@ func (r *WorkerReconciler) reconcilePod(ctx context.Context, w *v1.Worker) (ctrl
 		case "", v1.WorkerPending, v1.WorkerRestarting:
 			return ctrl.Result{}, r.startPod(ctx, w, w.Status.Phase == v1.WorkerRestarting)
 		}
-		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
+		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w, refusedReady(w)...)
 	}
 	pod := &corev1.Pod{}
 	err := r.client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Status.PodName}, pod)
@@ -302,6 +362,18 @@ func (r *WorkerReconciler) reconcilePending(ctx context.Context, w *v1.Worker, p
 	return ctrl.Result{}, nil
 }
 
+// refusedReady keeps the Ready condition of a Worker whose Pod the API
+// server refused (InvalidTemplate, PodRejected) while it stays Crashed with
+// no Pod: the condition derived from the phase alone would replace the
+// field the server named with "the worker is Crashed".
+func refusedReady(w *v1.Worker) []metav1.Condition {
+	ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+	if w.Status.Phase != v1.WorkerCrashed || ready == nil || (ready.Reason != ReasonInvalidTemplate && ready.Reason != ReasonPodRejected) {
+		return nil
+	}
+	return []metav1.Condition{condition(ready.Type, ready.Status, ready.Reason, ready.Message)}
+}
+
 func readyReason(w *v1.Worker) string {
 	for _, c := range w.Status.Conditions {
 		if c.Type == v1.ConditionReady {
@@ -332,6 +404,15 @@ func (r *WorkerReconciler) startPod(ctx context.Context, w *v1.Worker, manual bo
 }
 
 func (r *WorkerReconciler) podRejected(ctx context.Context, w *v1.Worker, cause error) error {
+	var invalid *invalidTemplateError
+	if errors.As(cause, &invalid) {
+		setPhase(&w.Status, workerfsm.StartFailed)
+		if err := r.writeStatus(ctx, w, invalidTemplateCondition(invalid)); err != nil {
+			return err
+		}
+		r.recordInvalidTemplate(w, invalid)
+		return nil
+	}
 	if !apierrors.IsInvalid(cause) && !apierrors.IsForbidden(cause) && !apierrors.IsBadRequest(cause) {
 		return cause
 	}
@@ -342,6 +423,15 @@ func (r *WorkerReconciler) podRejected(ctx context.Context, w *v1.Worker, cause 
 	}
 	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventStartFailed, "Start", "%s; fix spec.template", msg)
 	return nil
+}
+
+func invalidTemplateCondition(invalid *invalidTemplateError) metav1.Condition {
+	return condition(v1.ConditionReady, metav1.ConditionFalse, ReasonInvalidTemplate, invalid.Error()+"; no Pod was created")
+}
+
+func (r *WorkerReconciler) recordInvalidTemplate(w *v1.Worker, invalid *invalidTemplateError) {
+	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventInvalidTemplate, "Start",
+		"%s; no Pod was created: fix spec.template, then `tether worker restart %s -n %s`", invalid.Error(), w.Name, w.Namespace)
 }
 
 // podFor builds the Worker's next Pod from its template.
@@ -357,7 +447,7 @@ func (r *WorkerReconciler) podFor(ctx context.Context, w *v1.Worker, scheme *run
 	pod.Labels[WorkerLabel] = w.Name
 	pod.Spec.RestartPolicy = corev1.RestartPolicyNever
 	if len(pod.Spec.Containers) == 0 {
-		return nil, apierrors.NewInvalid(v1.GroupVersion.WithKind("Worker").GroupKind(), w.Name, nil)
+		return nil, &invalidTemplateError{fields: []string{"spec.template.spec.containers: Required value: the first container is the agent's"}}
 	}
 	env := []corev1.EnvVar{
 		{Name: config.WorkerEnv, Value: w.Name},
@@ -379,9 +469,21 @@ func (r *WorkerReconciler) podFor(ctx context.Context, w *v1.Worker, scheme *run
 	return pod, nil
 }
 
+// createPod creates the Worker's next Pod. A server-side dry-run create
+// goes first: the CRD keeps spec.template schemaless, so the API server's
+// Pod validation and admission are the template's validator, and a refusal
+// as Invalid is an invalidTemplateError naming the Worker's fields, with
+// no Pod created.
 func (r *WorkerReconciler) createPod(ctx context.Context, w *v1.Worker) (string, error) {
 	pod, err := r.podFor(ctx, w, r.client.Scheme())
 	if err != nil {
+		return "", err
+	}
+	injected := len(pod.Spec.Containers[0].Env) - len(w.Spec.Template.Spec.Containers[0].Env)
+	if err := r.client.Create(ctx, pod.DeepCopy(), client.DryRunAll); err != nil && !apierrors.IsAlreadyExists(err) {
+		if invalid := templateInvalid(err, injected, len(w.Spec.Env)); invalid != nil {
+			return "", invalid
+		}
 		return "", err
 	}
 	err = r.client.Create(ctx, pod)
@@ -431,6 +533,8 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 			w.Status.Restarts--
 		}
 	}
+	var invalid *invalidTemplateError
+	refused := errors.As(startErr, &invalid)
 	if started != "" && len(w.Status.Crashes) > 0 && !clean {
 		w.Status.Crashes[len(w.Status.Crashes)-1].Restarted = true
 	}
@@ -448,7 +552,10 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 		setPhase(&w.Status, workerfsm.CrashLooped)
 	default:
 		setPhase(&w.Status, workerfsm.Crashed)
-		if startErr != nil {
+		switch {
+		case refused:
+			extra = append(extra, invalidTemplateCondition(invalid))
+		case startErr != nil:
 			extra = append(extra, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodRejected, startErr.Error()))
 		}
 	}
@@ -471,6 +578,9 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 			budget, maxCrashes(&w.Spec), w.Name, w.Namespace)
 	case startErr != nil:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", end, hooks, startErr)
+		if refused {
+			r.recordInvalidTemplate(w, invalid)
+		}
 	default:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly",
 			"%s; %s; not restarted (spec.restart.auto is off); restart it by hand with `tether worker restart %s -n %s`", end, hooks, w.Name, w.Namespace)

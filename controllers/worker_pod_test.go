@@ -322,3 +322,125 @@ func TestWorkerPodStuckPending(t *testing.T) {
 		t.Errorf("Ready message %q does not name %s", ready.Message, want)
 	}
 }
+
+// podEvents lists the Events of kind reason recorded on a Worker.
+func podEvents(t *testing.T, c client.Client, worker, reason string) []corev1.Event {
+	t.Helper()
+	list := &corev1.EventList{}
+	if err := c.List(context.Background(), list, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Event
+	for _, e := range list.Items {
+		if e.InvolvedObject.Kind == "Worker" && e.InvolvedObject.Name == worker && e.Reason == reason {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func workerPods(t *testing.T, c client.Client, worker string) []string {
+	t.Helper()
+	pods := &corev1.PodList{}
+	if err := c.List(context.Background(), pods, client.InNamespace("default"), client.MatchingLabels{controllers.WorkerLabel: worker}); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestWorkerPodInvalidTemplate checks spec.template, which the CRD keeps
+// schemaless, by a server-side dry-run create before each Pod: a template
+// the API server finds invalid creates no Pod, and the Worker says which
+// of its fields is wrong in its Ready condition (InvalidTemplate) and in a
+// Warning Event, both for its first Pod and for a restart after a crash.
+func TestWorkerPodInvalidTemplate(t *testing.T) {
+	env := startPodWorkers(t)
+	c := env.Client
+	ctx := context.Background()
+
+	wantInvalid := func(name string, fields ...string) {
+		t.Helper()
+		w := waitPodWorker(t, c, name, "reported its invalid template", func(w *v1.Worker) bool {
+			ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+			return ready != nil && ready.Reason == controllers.ReasonInvalidTemplate
+		})
+		ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+		for _, f := range fields {
+			if !strings.Contains(ready.Message, f) {
+				t.Errorf("worker %s: Ready message %q does not name %s", name, ready.Message, f)
+			}
+		}
+		if w.Status.Phase != v1.WorkerCrashed || ready.Status != metav1.ConditionFalse {
+			t.Errorf("worker %s: phase %q, Ready %s; want Crashed, False", name, w.Status.Phase, ready.Status)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for len(podEvents(t, c, name, controllers.EventInvalidTemplate)) == 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("worker %s: no %s Event", name, controllers.EventInvalidTemplate)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		// It stays so: later reconciles of the Crashed Worker keep the
+		// field the server named.
+		time.Sleep(time.Second)
+		if err := c.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+			t.Fatal(err)
+		}
+		if again := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady); again == nil || again.Reason != controllers.ReasonInvalidTemplate {
+			t.Errorf("worker %s: Ready became %+v; want it to stay %s", name, again, controllers.ReasonInvalidTemplate)
+		}
+		ev := podEvents(t, c, name, controllers.EventInvalidTemplate)[0]
+		if ev.Type != corev1.EventTypeWarning || !strings.Contains(ev.Message, fields[0]) {
+			t.Errorf("worker %s: Event %s %q; want a Warning naming %s", name, ev.Type, ev.Message, fields[0])
+		}
+	}
+
+	// No image, and a bad port in a second container: two causes, both
+	// named as the Worker's fields.
+	bad := podWorker("bad", 10)
+	bad.Spec.Template.Spec.Containers[0].Image = ""
+	bad.Spec.Template.Spec.Containers = append(bad.Spec.Template.Spec.Containers, corev1.Container{
+		Name: "sidecar", Image: "example.invalid/sidecar:1", Ports: []corev1.ContainerPort{{ContainerPort: 70000}},
+	})
+	if err := c.Create(ctx, bad); err != nil {
+		t.Fatalf("the CRD refused a schemaless template: %v", err)
+	}
+	wantInvalid("bad", "spec.template.spec.containers[0].image: Required value", "spec.template.spec.containers[1].ports[0].containerPort")
+	time.Sleep(300 * time.Millisecond)
+	if pods := workerPods(t, c, "bad"); len(pods) != 0 {
+		t.Errorf("an invalid template created pods %v", pods)
+	}
+	if n := len(podEvents(t, c, "bad", controllers.EventInvalidTemplate)); n != 1 {
+		t.Errorf("%d InvalidTemplate Events, want 1", n)
+	}
+
+	// A template broken while its Pod runs is caught at the restart.
+	w := podWorker("edited", 10)
+	if err := c.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	waitPodWorker(t, c, "edited", "created a pod", func(w *v1.Worker) bool { return w.Status.PodName == "edited-0" })
+	kubelet(t, c, "edited-0", corev1.PodRunning, "", running())
+	waitPodWorker(t, c, "edited", "Running", func(w *v1.Worker) bool { return w.Status.Phase == v1.WorkerRunning })
+	if err := c.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+		t.Fatal(err)
+	}
+	w.Spec.Template.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "OK", Value: "1"}, {Name: "", Value: "nameless"}}
+	if err := c.Update(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	kubelet(t, c, "edited-0", corev1.PodFailed, "", terminated(137, 9, "Error"))
+	wantInvalid("edited", "spec.template.spec.containers[0].env[1].name: Required value")
+	w = waitPodWorker(t, c, "edited", "recorded the crash", func(w *v1.Worker) bool { return len(w.Status.Crashes) == 1 })
+	if w.Status.PodName != "" || w.Status.Crashes[0].Restarted {
+		t.Errorf("after a crash with an invalid template: pod %q, crash record %+v; want no pod, not restarted", w.Status.PodName, w.Status.Crashes[0])
+	}
+	if pods := workerPods(t, c, "edited"); !slices.Equal(pods, []string{"edited-0"}) {
+		t.Errorf("pods %v after the refused restart, want only edited-0", pods)
+	}
+}

@@ -123,9 +123,9 @@ type WorkerSpec struct {
 	// Worker reconciler creates a Pod from it, owned by the Worker, with
 	// restartPolicy Never (tether's crash window decides restarts) and the
 	// TETHER_* environment in its first container. The template is
-	// schemaless here and validated by the API server when the Pod is
-	// created; a Pod the API server refuses is reported in the Ready
-	// condition, naming the field.
+	// schemaless here and validated by the API server with a dry-run create
+	// before each Pod: an invalid template creates no Pod and is reported in
+	// the Ready condition (InvalidTemplate) and an Event, naming the field.
 	// +kubebuilder:validation:Schemaless
 	// +kubebuilder:validation:Type=object
 	// +kubebuilder:pruning:PreserveUnknownFields
