@@ -22,6 +22,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
@@ -70,6 +71,9 @@ type Options struct {
 	// AuditPolicy, when set, is an audit.k8s.io/v1 Policy (YAML) the API
 	// server applies, logging each event as one JSON line to Env.AuditLog.
 	AuditPolicy string
+	// AdmissionPlugins are enabled besides the API server's defaults, for
+	// example OwnerReferencesPermissionEnforcement.
+	AdmissionPlugins []string
 }
 
 // Start starts an API server for t and stops it when t ends. It skips t
@@ -103,6 +107,9 @@ func StartWith(t testing.TB, opts Options) *Env {
 			Set("audit-log-path", auditLog).
 			Set("audit-log-format", "json").
 			Set("audit-log-mode", "blocking")
+	}
+	if len(opts.AdmissionPlugins) > 0 {
+		env.ControlPlane.GetAPIServer().Configure().Set("enable-admission-plugins", strings.Join(opts.AdmissionPlugins, ","))
 	}
 	cfg, err := env.Start()
 	if err != nil {
