@@ -602,3 +602,144 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 		t.Errorf("the operator was refused something:\n%s", out)
 	}
 }
+
+// TestKubectlAcceptance installs the operator with `kubectl apply -k
+// config/default` (the API server accepts the CRDs, RBAC, Service and
+// Deployment; with no kubelet the Deployment does not run), runs the
+// operator as the ServiceAccount kubectl created, and reads the Hooks,
+// Workers and Events made through `tether --cluster` with kubectl get,
+// describe and events, beside `tether --cluster get`.
+func TestKubectlAcceptance(t *testing.T) {
+	kubectl, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not in PATH")
+	}
+	env := testenv.Start(t)
+	ctx := context.Background()
+	k := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(kubectl, append([]string{"--kubeconfig", env.Kubeconfig}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	out := k("apply", "-k", filepath.Join(repoRoot(t), "config", "default"))
+	for _, want := range []string{
+		"namespace/tether-system", "serviceaccount/tether-controller-manager",
+		"role.rbac.authorization.k8s.io/tether-leader-election-role",
+		"clusterrole.rbac.authorization.k8s.io/tether-manager-role",
+		"clusterrolebinding.rbac.authorization.k8s.io/tether-manager-rolebinding",
+		"service/tether-controller-manager-metrics-service",
+		"deployment.apps/tether-controller-manager",
+		"customresourcedefinition.apiextensions.k8s.io/hooks.agents.tether.dev",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl apply -k config/default did not apply %s:\n%s", want, out)
+		}
+	}
+	// Every object config/default renders is on the API server.
+	for _, u := range renderDefault(t) {
+		live := &unstructured.Unstructured{}
+		live.SetGroupVersionKind(u.GroupVersionKind())
+		if err := env.Client.Get(ctx, client.ObjectKeyFromObject(u), live); err != nil {
+			t.Errorf("%s %s after kubectl apply: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	if got := k("get", "deployment", "tether-controller-manager", "-n", operatorNamespace, "-o", "jsonpath={.spec.template.spec.serviceAccountName}"); got != operatorSA {
+		t.Errorf("the Deployment runs as %q, want %s", got, operatorSA)
+	}
+	if got := strings.TrimSpace(k("auth", "can-i", "create", "pods", "--as", operatorUser, "-n", "default")); got != "yes" {
+		t.Errorf("kubectl auth can-i create pods as the operator: %q", got)
+	}
+
+	op := startRBACOperator(t, env.ImpersonatingKubeconfig(t, operatorUser))
+	dump := func() string { return op.output.String() }
+
+	dir := t.TempDir()
+	manifest := filepath.Join(dir, "objects.yaml")
+	if err := os.WriteFile(manifest, []byte(`apiVersion: agents.tether.dev/v1alpha1
+kind: Hook
+metadata:
+  name: accepted
+  namespace: default
+spec:
+  goal: read with kubectl
+  assignee: agent
+  steps:
+  - name: one
+---
+apiVersion: agents.tether.dev/v1alpha1
+kind: Worker
+metadata:
+  name: agent
+  namespace: default
+spec:
+  template:
+    spec:
+      containers:
+      - name: agent
+        image: example.invalid/agent:1
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tether := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(tetherBin, append(args, "--cluster", "--kubeconfig", env.Kubeconfig, "-n", "default")...)
+		cmd.Env = append(os.Environ(), "TETHER_HOME="+t.TempDir())
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("tether %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	tether("apply", "-f", manifest)
+	waitUntil(t, "started the Worker's Pod", func() bool {
+		out, _ := exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "get", "pod", "agent-0", "-n", "default", "-o", "name").CombinedOutput()
+		return strings.TrimSpace(string(out)) == "pod/agent-0"
+	}, dump)
+	// Playing the kubelet: the Pod runs.
+	pod := &corev1.Pod{}
+	if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: "agent-0"}, pod); err != nil {
+		t.Fatal(err)
+	}
+	pod.Status.Phase = corev1.PodRunning
+	pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: pod.Spec.Containers[0].Image,
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}}}
+	if err := env.Client.Status().Update(ctx, pod); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "reconciled the Hook", func() bool {
+		out, _ := exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "get", "hook", "accepted", "-n", "default", "-o", "jsonpath={.status.state}").CombinedOutput()
+		return strings.TrimSpace(string(out)) != ""
+	}, dump)
+
+	for _, kind := range []string{"hooks", "workers"} {
+		kget := k("get", kind, "-n", "default")
+		tget := tether("get", kind)
+		for _, name := range map[string][]string{"hooks": {"accepted"}, "workers": {"agent"}}[kind] {
+			if !strings.Contains(kget, name) || !strings.Contains(tget, name) {
+				t.Errorf("get %s: kubectl and tether should both list %s:\n--- kubectl\n%s--- tether\n%s", kind, name, kget, tget)
+			}
+		}
+	}
+	if d := k("describe", "hook", "accepted", "-n", "default"); !strings.Contains(d, "Name:         accepted") || !strings.Contains(d, "read with kubectl") {
+		t.Errorf("kubectl describe hook:\n%s", d)
+	}
+	waitUntil(t, "recorded the Worker's start", func() bool {
+		out, _ := exec.Command(kubectl, "--kubeconfig", env.Kubeconfig, "events", "-n", "default", "--for", "worker/agent").CombinedOutput()
+		return strings.Contains(string(out), "WorkerStarted")
+	}, dump)
+	if d := k("describe", "worker", "agent", "-n", "default"); !strings.Contains(d, "Name:         agent") || !strings.Contains(d, "WorkerStarted") {
+		t.Errorf("kubectl describe worker shows no WorkerStarted Event:\n%s", d)
+	}
+	if ev := k("get", "events", "-n", "default", "--field-selector", "involvedObject.kind=Worker"); !strings.Contains(ev, "WorkerStarted") {
+		t.Errorf("kubectl get events:\n%s", ev)
+	}
+	if ev := tether("events", "--for", "worker/agent"); !strings.Contains(ev, "WorkerStarted") {
+		t.Errorf("tether events --for worker/agent:\n%s", ev)
+	}
+	if out := dump(); strings.Contains(out, "forbidden") {
+		t.Errorf("the operator was refused something:\n%s", out)
+	}
+}
