@@ -610,7 +610,7 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 			}
 		}
 	}
-	if out := dump(); strings.Contains(out, "forbidden") {
+	if out := dump(); strings.Contains(out, "is forbidden: User") {
 		t.Errorf("the operator was refused something:\n%s", out)
 	}
 }
@@ -751,7 +751,7 @@ spec:
 	if ev := tether("events", "--for", "worker/agent"); !strings.Contains(ev, "WorkerStarted") {
 		t.Errorf("tether events --for worker/agent:\n%s", ev)
 	}
-	if out := dump(); strings.Contains(out, "forbidden") {
+	if out := dump(); strings.Contains(out, "is forbidden: User") {
 		t.Errorf("the operator was refused something:\n%s", out)
 	}
 }
