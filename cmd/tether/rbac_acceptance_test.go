@@ -375,7 +375,13 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 
 	metricsAddr := freeAddr(t)
 	op := startRBACOperator(t, kubeconfig, "--config", cfg, "--recovery-dir", t.TempDir(), "--metrics-bind-address", metricsAddr)
-	dump := func() string { return op.output.String() }
+	// A step that never comes shows the operator's log and what the API
+	// server refused it so far.
+	dump := func() string {
+		_, denied := operatorRequests(t, env.AuditLog)
+		slices.Sort(denied)
+		return op.output.String() + "refused:\n" + strings.Join(slices.Compact(denied), "\n")
+	}
 
 	// The Hook lifecycle, driven by the agent's verbs (with the user's
 	// credentials, as an agent would), reconciled by the operator: interval
