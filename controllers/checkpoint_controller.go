@@ -86,11 +86,9 @@ type CheckpointReconciler struct {
 	Now func() time.Time
 }
 
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=get;list;watch;update;patch;delete
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints/finalizers,verbs=update
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=list;watch;update;delete
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints/status,verbs=update
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=list;watch
 
 // Reconcile handles one Checkpoint.
 func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {

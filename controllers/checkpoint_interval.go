@@ -62,8 +62,12 @@ type IntervalCheckpointReconciler struct {
 }
 
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=update
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=create
+// A Checkpoint's owner reference to its Hook blocks the Hook's deletion,
+// which OwnerReferencesPermissionEnforcement lets only those who may update
+// the Hook's finalizers set.
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/finalizers,verbs=update
 
 // Reconcile takes the Hook's interval checkpoint when it is due, and asks
 // to be called again at the next due time.

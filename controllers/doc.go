@@ -19,13 +19,15 @@ limitations under the License.
 // and on a Kubernetes cluster.
 package controllers
 
-// The permissions the manager needs in cluster mode, and no more: grant a
-// resource here in the commit that makes the manager use it (the Pods of
-// template Workers, for example, are not run yet; the receipt key Secret is
-// read by the CLI verbs with the user's credentials, not by the manager).
-// controller-gen renders them into config/rbac/role.yaml.
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks;workers;checkpoints,verbs=get;list;watch;create;update;patch;delete
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status;workers/status;checkpoints/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/finalizers;workers/finalizers;checkpoints/finalizers,verbs=update
-// +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
+// The permissions the manager needs in cluster mode, and no more: each
+// reconciler's file names what it does with the API server, and
+// controller-gen renders their union into config/rbac/role.yaml. A kind a
+// reconciler watches (For, Owns, Watches) needs list and watch, read from
+// the cache; get is granted only where a reader goes around the cache.
+// cmd/tether/rbac_acceptance_test.go runs the operator as its
+// ServiceAccount and fails when a request is refused or a granted
+// permission goes unused (see docs/operator.md, "RBAC").
+//
+// Every recorder writes events.k8s.io Events: create for the first, patch
+// when the recorder folds a repeat into the Event's series.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

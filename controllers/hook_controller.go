@@ -70,9 +70,8 @@ type HookReconciler struct {
 
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch;update
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=workers,verbs=get;list;watch
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=get;list;watch
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=update
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=list;watch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get
 
 // Reconcile brings one Hook's status, conditions and recovery file up to

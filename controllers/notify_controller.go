@@ -145,7 +145,7 @@ type NotifyReconciler struct {
 	now       func() time.Time
 }
 
-// +kubebuilder:rbac:groups="",resources=events,verbs=get;list;watch;update;patch
+// +kubebuilder:rbac:groups="",resources=events,verbs=list;watch;patch
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks;workers,verbs=get;list;watch
 
 // Reconcile notifies one Event, once per notifier that wants it.

@@ -51,7 +51,7 @@ type RetentionReconciler struct {
 	Now func() time.Time
 }
 
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch;delete
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=list;watch;delete
 
 // Reconcile deletes the Hook if it is due, or asks to be called again when
 // it will be.

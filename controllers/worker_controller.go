@@ -236,6 +236,12 @@ func identityOf(w *v1.Worker) supervise.Identity {
 }
 
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;create;delete
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=workers,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=workers/status,verbs=update
+// A Pod's owner reference to its Worker blocks the Worker's deletion,
+// which OwnerReferencesPermissionEnforcement lets only those who may update
+// the Worker's finalizers set.
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=workers/finalizers,verbs=update
 
 // finalize stops the process the Worker launched, or deletes its Pods, and, once the Hook
 // reconciler has freed its Hooks, lets the deletion complete. An adopted process is only released: tether

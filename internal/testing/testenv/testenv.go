@@ -22,10 +22,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
@@ -51,6 +53,11 @@ type Env struct {
 	// Kubeconfig is the path of a kubeconfig file for the same administrator,
 	// for driving binaries such as kubectl and tether --cluster.
 	Kubeconfig string
+	// AuditLog is the path of the API server's audit log (JSON lines, one
+	// audit.k8s.io/v1 Event each), when Options.AuditPolicy asked for one.
+	AuditLog string
+
+	admin []byte
 }
 
 // CRDDir is the absolute path of config/crd/bases.
@@ -59,9 +66,25 @@ func CRDDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "config", "crd", "bases")
 }
 
+// Options configure StartWith.
+type Options struct {
+	// AuditPolicy, when set, is an audit.k8s.io/v1 Policy (YAML) the API
+	// server applies, logging each event as one JSON line to Env.AuditLog.
+	AuditPolicy string
+	// AdmissionPlugins are enabled besides the API server's defaults, for
+	// example OwnerReferencesPermissionEnforcement.
+	AdmissionPlugins []string
+}
+
 // Start starts an API server for t and stops it when t ends. It skips t
 // when KUBEBUILDER_ASSETS is unset; `make test` builds the assets and sets it.
 func Start(t testing.TB) *Env {
+	t.Helper()
+	return StartWith(t, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, opts Options) *Env {
 	t.Helper()
 	if os.Getenv(AssetsEnv) == "" {
 		t.Skip(AssetsEnv + " is not set; `make test` builds the assets and sets it")
@@ -69,6 +92,24 @@ func Start(t testing.TB) *Env {
 	env := &envtest.Environment{
 		CRDDirectoryPaths:     []string{CRDDir()},
 		ErrorIfCRDPathMissing: true,
+	}
+	auditLog := ""
+	if opts.AuditPolicy != "" {
+		dir := t.TempDir()
+		policy := filepath.Join(dir, "audit-policy.yaml")
+		if err := os.WriteFile(policy, []byte(opts.AuditPolicy), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		auditLog = filepath.Join(dir, "audit.log")
+		// Blocking mode writes each event before the request returns.
+		env.ControlPlane.GetAPIServer().Configure().
+			Set("audit-policy-file", policy).
+			Set("audit-log-path", auditLog).
+			Set("audit-log-format", "json").
+			Set("audit-log-mode", "blocking")
+	}
+	if len(opts.AdmissionPlugins) > 0 {
+		env.ControlPlane.GetAPIServer().Configure().Set("enable-admission-plugins", strings.Join(opts.AdmissionPlugins, ","))
 	}
 	cfg, err := env.Start()
 	if err != nil {
@@ -95,5 +136,27 @@ func Start(t testing.TB) *Env {
 	if err := os.WriteFile(path, kubeconfig, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return &Env{Config: cfg, Client: c, Kubeconfig: path}
+	return &Env{Config: cfg, Client: c, Kubeconfig: path, AuditLog: auditLog, admin: kubeconfig}
+}
+
+// ImpersonatingKubeconfig writes a kubeconfig that authenticates as the
+// administrator of Kubeconfig but acts as user (and groups, if any): every
+// request is authorized as that user, as `kubectl --as` does. For a
+// ServiceAccount, user is "system:serviceaccount:NAMESPACE:NAME" and the
+// API server adds the ServiceAccount's groups itself.
+func (e *Env) ImpersonatingKubeconfig(t testing.TB, user string, groups ...string) string {
+	t.Helper()
+	cfg, err := clientcmd.Load(e.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, auth := range cfg.AuthInfos {
+		auth.Impersonate = user
+		auth.ImpersonateGroups = groups
+	}
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
