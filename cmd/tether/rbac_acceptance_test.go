@@ -51,6 +51,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/testing/testenv"
 )
 
@@ -244,13 +245,21 @@ func startRBACOperator(t *testing.T, kubeconfig string, flags ...string) *rbacOp
 	t.Helper()
 	args := append([]string{"run", "--cluster", "--kubeconfig", kubeconfig, "-n", operatorNamespace, "--leader-elect"}, flags...)
 	cmd := exec.Command(tetherBin, args...)
-	cmd.Env = append(os.Environ(), "TETHER_HOME="+t.TempDir())
+	// As in the Deployment, whose root filesystem is read-only: the home
+	// cannot be written, and only what a flag names (--recovery-dir) is.
+	unwritable := "/proc/tether-unwritable"
+	cmd.Env = append(os.Environ(), "HOME="+unwritable, "XDG_CACHE_HOME="+unwritable, config.HomeEnv+"="+unwritable)
 	op := &rbacOperator{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = op.output, op.output
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = cmd.Wait(); close(op.done) }()
+	t.Cleanup(func() {
+		if out := op.output.String(); strings.Contains(out, unwritable) {
+			t.Errorf("the operator tried its unwritable home:\n%s", out)
+		}
+	})
 	t.Cleanup(op.stop)
 	return op
 }
