@@ -68,11 +68,11 @@ test: verify-generated vet envtest ## Run every test: unit, envtest, end to end 
 fuzz: ## Run every fuzz target for FUZZ_ITERATIONS inputs each (STORE_FUZZ_ITERATIONS for store files).
 	FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) SLOW_FUZZ_ITERATIONS=$(STORE_FUZZ_ITERATIONS) SLOW_FUZZ_TARGETS=FuzzStoreFile hack/fuzz.sh
 
-TORTURE_KILLS ?= 2000
+TORTURE_KILLS ?= 10000
 
 .PHONY: torture
 torture: ## Kill a store writer with SIGKILL TORTURE_KILLS times and check every acknowledged write survived.
-	TETHER_CRASH_KILLS=$(TORTURE_KILLS) go test -count=1 -run '^TestCrashSafety$$' -v -timeout 60m ./internal/store/filestore
+	TETHER_CRASH_KILLS=$(TORTURE_KILLS) go test -count=1 -run '^TestCrashSafety$$' -v -timeout 240m ./internal/store/filestore
 
 .PHONY: torture-disk
 torture-disk: ## Full and read-only disk: fail every store write and fsync in turn (fault injection), and fill a real 1 MiB tmpfs (needs root to mount; skipped otherwise).
