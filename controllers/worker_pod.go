@@ -283,6 +283,12 @@ func (r *WorkerReconciler) reconcilePod(ctx context.Context, w *v1.Worker) (ctrl
 		case "", v1.WorkerPending, v1.WorkerRestarting:
 			return ctrl.Result{}, r.startPod(ctx, w, w.Status.Phase == v1.WorkerRestarting)
 		}
+		if specChangedSinceRefusal(w) {
+			// As a Deployment rolls out a fixed template: an edited spec
+			// gets its Pod without waiting for `tether worker restart`.
+			setPhase(&w.Status, workerfsm.RestartRequested)
+			return ctrl.Result{}, r.startPod(ctx, w, true)
+		}
 		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w, refusedReady(w)...)
 	}
 	pod := &corev1.Pod{}
@@ -374,6 +380,14 @@ func refusedReady(w *v1.Worker) []metav1.Condition {
 	return []metav1.Condition{condition(ready.Type, ready.Status, ready.Reason, ready.Message)}
 }
 
+// specChangedSinceRefusal tells whether the spec of a Worker whose Pod the
+// API server refused has changed since: the refusal's condition was
+// written for an older generation.
+func specChangedSinceRefusal(w *v1.Worker) bool {
+	refused := refusedReady(w)
+	return len(refused) == 1 && meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady).ObservedGeneration < w.Generation
+}
+
 func readyReason(w *v1.Worker) string {
 	for _, c := range w.Status.Conditions {
 		if c.Type == v1.ConditionReady {
@@ -431,7 +445,7 @@ func invalidTemplateCondition(invalid *invalidTemplateError) metav1.Condition {
 
 func (r *WorkerReconciler) recordInvalidTemplate(w *v1.Worker, invalid *invalidTemplateError) {
 	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventInvalidTemplate, "Start",
-		"%s; no Pod was created: fix spec.template, then `tether worker restart %s -n %s`", invalid.Error(), w.Name, w.Namespace)
+		"%s; no Pod was created: fix spec.template, and the next Pod is tried at once", invalid.Error())
 }
 
 // podFor builds the Worker's next Pod from its template.

@@ -28,6 +28,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -417,6 +418,25 @@ func TestWorkerPodInvalidTemplate(t *testing.T) {
 	}
 	if n := len(podEvents(t, c, "bad", controllers.EventInvalidTemplate)); n != 1 {
 		t.Errorf("%d InvalidTemplate Events, want 1", n)
+	}
+	// Fixing the template is enough: the Pod follows the edit, as a
+	// Deployment's would, with no `tether worker restart`.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		if err := c.Get(ctx, client.ObjectKeyFromObject(bad), bad); err != nil {
+			return err
+		}
+		bad.Spec.Template.Spec.Containers = []corev1.Container{{Name: "agent", Image: "example.invalid/agent:1"}}
+		return c.Update(ctx, bad)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fixed := waitPodWorker(t, c, "bad", "created a pod from the fixed template", func(w *v1.Worker) bool { return w.Status.PodName != "" })
+	if pods := workerPods(t, c, "bad"); !slices.Equal(pods, []string{fixed.Status.PodName}) {
+		t.Errorf("pods %v after the fix, want only %s", pods, fixed.Status.PodName)
+	}
+	if ready := meta.FindStatusCondition(fixed.Status.Conditions, v1.ConditionReady); ready == nil || ready.Reason == controllers.ReasonInvalidTemplate {
+		t.Errorf("Ready %+v after the fix; want the refusal gone", ready)
 	}
 
 	// A template broken while its Pod runs is caught at the restart.
