@@ -28,6 +28,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -116,33 +117,46 @@ func Alive(w *v1.Worker) error {
 
 // One claims the Hook key for worker. A Hook already held by worker is
 // returned as is; one held by another Worker gives a Conflict error, and
-// a completed, failed or abandoned one an error naming its state.
+// a completed, failed or abandoned one an error naming its state. A write
+// that loses to another change of the Hook (a reconciler's status write)
+// reads the Hook again and decides again, so only another claimer's win
+// is a Conflict.
 func One(ctx context.Context, c client.Client, key types.NamespacedName, worker string) (*v1.Hook, error) {
 	if err := checkWorker(ctx, c, key.Namespace, worker); err != nil {
 		return nil, err
 	}
-	h := &v1.Hook{}
-	if err := c.Get(ctx, key, h); err != nil {
-		return nil, err
-	}
-	switch {
-	case h.Spec.Assignee == worker:
-		return h, nil
-	case h.Spec.Assignee != "":
-		return nil, heldBy(h)
-	case h.Status.State == v1.HookCompleted || h.Status.State == v1.HookFailed || h.Status.State == v1.HookAbandoned:
-		return nil, fmt.Errorf("hook %s is %s: there is nothing to claim", h.Name, h.Status.State)
-	}
-	h.Spec.Assignee = worker
-	if err := c.Update(ctx, h); err != nil {
-		if apierrors.IsConflict(err) {
-			return nil, apierrors.NewConflict(v1.GroupVersion.WithResource("hooks").GroupResource(), h.Name,
-				errors.New("another claimer changed it first; read it again and retry"))
+	var h *v1.Hook
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h = &v1.Hook{}
+		if err := c.Get(ctx, key, h); err != nil {
+			return err
 		}
+		switch {
+		case h.Spec.Assignee == worker:
+			return nil
+		case h.Spec.Assignee != "":
+			return &decided{heldBy(h)}
+		case h.Status.State == v1.HookCompleted || h.Status.State == v1.HookFailed || h.Status.State == v1.HookAbandoned:
+			return fmt.Errorf("hook %s is %s: there is nothing to claim", h.Name, h.Status.State)
+		}
+		h.Spec.Assignee = worker
+		return c.Update(ctx, h)
+	})
+	var d *decided
+	if errors.As(err, &d) {
+		return nil, d.err
+	}
+	if err != nil {
 		return nil, err
 	}
 	return h, nil
 }
+
+// decided wraps a Conflict that re-reading cannot change (the Hook is held
+// by another Worker), so that the retry of a lost write stops at it.
+type decided struct{ err error }
+
+func (d *decided) Error() string { return d.err.Error() }
 
 func heldBy(h *v1.Hook) error {
 	return apierrors.NewConflict(v1.GroupVersion.WithResource("hooks").GroupResource(), h.Name,

@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package claim_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/worker/claim"
+)
+
+// TestOneRacingWrites: a claim whose write loses to a reconciler's status
+// write decides again and wins; one that loses to another claimer is a
+// Conflict naming the holder.
+func TestOneRacingWrites(t *testing.T) {
+	tests := []struct {
+		name string
+		// meanwhile changes the stored Hook between the claim's read and
+		// its write.
+		meanwhile func(h *v1.Hook) (status bool)
+		wantErr   string
+		wantHeld  string
+	}{
+		{name: "no race", wantHeld: "agent"},
+		{name: "a reconciler's status write", wantHeld: "agent",
+			meanwhile: func(h *v1.Hook) bool { h.Status.State = v1.HookRecovering; return true }},
+		{name: "another claimer", wantErr: "held by worker other", wantHeld: "other",
+			meanwhile: func(h *v1.Hook) bool { h.Spec.Assignee = "other"; return false }},
+		{name: "abandoned meanwhile", wantErr: "nothing to claim",
+			meanwhile: func(h *v1.Hook) bool { h.Status.State = v1.HookAbandoned; return true }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sch, err := scheme.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			key := client.ObjectKey{Namespace: "default", Name: "task"}
+			hook := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task"}}
+			hook.Spec.Goal, hook.Spec.Steps = "g", []v1.Step{{Name: "one"}}
+			hook.Status.State = v1.HookStepPending
+			worker := func(name string) *v1.Worker {
+				w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
+				w.Status.Phase = v1.WorkerRunning
+				return w
+			}
+			raced := false
+			c := fake.NewClientBuilder().WithScheme(sch).WithStatusSubresource(&v1.Hook{}, &v1.Worker{}).
+				WithObjects(hook, worker("agent"), worker("other")).
+				WithInterceptorFuncs(interceptor.Funcs{Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+					if tt.meanwhile != nil && !raced {
+						raced = true
+						stored := &v1.Hook{}
+						if err := c.Get(ctx, key, stored); err != nil {
+							return err
+						}
+						write := c.Update
+						if tt.meanwhile(stored) {
+							write = func(ctx context.Context, obj client.Object, _ ...client.UpdateOption) error {
+								return c.Status().Update(ctx, obj)
+							}
+						}
+						if err := write(ctx, stored); err != nil {
+							return err
+						}
+					}
+					return c.Update(ctx, obj, opts...)
+				}}).Build()
+
+			_, err = claim.One(ctx, c, key, "agent")
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("One: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("One: %v; want an error saying %q", err, tt.wantErr)
+			case strings.Contains(tt.wantErr, "held by") && !apierrors.IsConflict(err):
+				t.Errorf("One: %v is not a Conflict", err)
+			}
+			got := &v1.Hook{}
+			if err := c.Get(ctx, key, got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Spec.Assignee != tt.wantHeld {
+				t.Errorf("assignee %q, want %q", got.Spec.Assignee, tt.wantHeld)
+			}
+		})
+	}
+}
