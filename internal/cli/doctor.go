@@ -17,12 +17,10 @@ limitations under the License.
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/doctor"
@@ -98,20 +96,7 @@ func printFindings(cmd *cobra.Command, output, dir string, findings []doctor.Fin
 	if findings == nil {
 		findings = []doctor.Finding{}
 	}
-	switch output {
-	case "json":
-		data, err := json.MarshalIndent(findings, "", "  ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(out, string(data))
-		return err
-	case "yaml":
-		data, err := yaml.Marshal(findings)
-		if err != nil {
-			return err
-		}
-		_, err = out.Write(data)
+	if printed, err := printAs(out, output, findings); printed {
 		return err
 	}
 	if len(findings) == 0 {

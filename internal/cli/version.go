@@ -17,11 +17,9 @@ limitations under the License.
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/tether-dev/tether/internal/version"
 )
@@ -35,27 +33,11 @@ func newVersionCommand() *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			info := version.Get()
 			out := cmd.OutOrStdout()
-			switch output {
-			case "":
-				_, err := fmt.Fprintln(out, info.String())
+			if printed, err := printAs(out, output, info); printed {
 				return err
-			case "json":
-				data, err := json.MarshalIndent(info, "", "  ")
-				if err != nil {
-					return err
-				}
-				_, err = fmt.Fprintln(out, string(data))
-				return err
-			case "yaml":
-				data, err := yaml.Marshal(info)
-				if err != nil {
-					return err
-				}
-				_, err = out.Write(data)
-				return err
-			default:
-				return fmt.Errorf("--output: must be one of json, yaml, got %q", output)
 			}
+			_, err := fmt.Fprintln(out, info.String())
+			return err
 		},
 	}
 	cmd.Flags().StringVarP(&output, "output", "o", "", "output format: json or yaml")

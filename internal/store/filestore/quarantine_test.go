@@ -328,8 +328,15 @@ func TestCorruptJournalLineIsSkipped(t *testing.T) {
 	}
 }
 
-// inspect runs filestore.Inspect on dir with tether's scheme and CRDs.
+// inspect returns the problems filestore.Inspect finds in dir (those of
+// InspectAll, which Inspect returns), with tether's scheme and CRDs.
 func inspect(t *testing.T, dir string) []filestore.Problem {
+	t.Helper()
+	return inspectAll(t, dir).Problems
+}
+
+// inspectAll runs filestore.InspectAll on dir with tether's scheme and CRDs.
+func inspectAll(t *testing.T, dir string) *filestore.Inspection {
 	t.Helper()
 	sch, err := scheme.New()
 	if err != nil {
@@ -339,11 +346,11 @@ func inspect(t *testing.T, dir string) []filestore.Problem {
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems, err := filestore.Inspect(context.Background(), dir, filestore.Options{Scheme: sch, CRDs: crds})
+	in, err := filestore.InspectAll(context.Background(), dir, filestore.Options{Scheme: sch, CRDs: crds})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return problems
+	return in
 }
 
 // TestInspectAllReturnsTheObjects checks that InspectAll returns the
@@ -360,18 +367,7 @@ func TestInspectAllReturnsTheObjects(t *testing.T) {
 	}
 	writeFile("not: [yaml\n")(t, filepath.Join(dir, "hooks", "default", "bad.yaml"))
 	writeFile(fmt.Sprintf(badHookYAML, "5m", "1m"))(t, filepath.Join(dir, "hooks", "default", "c.yaml"))
-	sch, err := scheme.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	crds, err := crd.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := filestore.InspectAll(ctx, dir, filestore.Options{Scheme: sch, CRDs: crds})
-	if err != nil {
-		t.Fatal(err)
-	}
+	in := inspectAll(t, dir)
 	var names []string
 	for _, o := range in.Objects {
 		names = append(names, o.GetKind()+"/"+o.GetName())

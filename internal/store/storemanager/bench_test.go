@@ -36,6 +36,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -96,25 +97,7 @@ func BenchmarkEditToReconcile(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var mu sync.Mutex
-			seenAt := map[string]time.Time{}
-			var reconciled atomic.Int64
-			skip := true
-			err = ctrl.NewControllerManagedBy(mgr).For(&agentsv1alpha1.Hook{}).WithOptions(controller.Options{SkipNameValidation: &skip}).Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-				reconciled.Add(1)
-				h := &agentsv1alpha1.Hook{}
-				if err := mgr.GetClient().Get(ctx, req.NamespacedName, h); err == nil {
-					mu.Lock()
-					if _, ok := seenAt[h.Spec.Goal]; !ok {
-						seenAt[h.Spec.Goal] = time.Now()
-					}
-					mu.Unlock()
-				}
-				return reconcile.Result{}, nil
-			}))
-			if err != nil {
-				b.Fatal(err)
-			}
+			goals := watchGoals(b, mgr)
 			ctx, cancel := context.WithCancel(context.Background())
 			stopped := make(chan struct{})
 			go func() { _ = mgr.Start(ctx); close(stopped) }()
@@ -122,11 +105,7 @@ func BenchmarkEditToReconcile(b *testing.B) {
 			if !mgr.GetCache().WaitForCacheSync(ctx) {
 				b.Fatal("cache did not sync")
 			}
-			for deadline := time.Now().Add(2 * time.Minute); reconciled.Load() < int64(n); time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					b.Fatalf("only %d of %d objects reconciled after start-up", reconciled.Load(), n)
-				}
-			}
+			goals.waitStartup(b, n)
 			path := filepath.Join(dir, "hooks", "default", "hook-00000.yaml")
 			var latencies []time.Duration
 			b.ResetTimer()
@@ -146,10 +125,7 @@ func BenchmarkEditToReconcile(b *testing.B) {
 					b.Fatal(err)
 				}
 				for {
-					mu.Lock()
-					at, ok := seenAt[goal]
-					mu.Unlock()
-					if ok {
+					if at, ok := goals.seen(goal); ok {
 						latencies = append(latencies, at.Sub(start))
 						break
 					}
@@ -168,6 +144,56 @@ func BenchmarkEditToReconcile(b *testing.B) {
 			b.ReportMetric(float64(len(latencies)), "edits")
 		})
 	}
+}
+
+// goalWatch is a Hook reconciler for the benchmarks: it counts reconciles
+// and records when it first read each spec.goal, so that an edit setting a
+// new goal can be timed until a reconciler sees it.
+type goalWatch struct {
+	mu         sync.Mutex
+	seenAt     map[string]time.Time
+	reconciled atomic.Int64
+}
+
+func watchGoals(b *testing.B, mgr manager.Manager) *goalWatch {
+	b.Helper()
+	g := &goalWatch{seenAt: map[string]time.Time{}}
+	skip := true
+	err := ctrl.NewControllerManagedBy(mgr).For(&agentsv1alpha1.Hook{}).WithOptions(controller.Options{SkipNameValidation: &skip}).
+		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			g.reconciled.Add(1)
+			h := &agentsv1alpha1.Hook{}
+			if err := mgr.GetClient().Get(ctx, req.NamespacedName, h); err == nil {
+				g.mu.Lock()
+				if _, ok := g.seenAt[h.Spec.Goal]; !ok {
+					g.seenAt[h.Spec.Goal] = time.Now()
+				}
+				g.mu.Unlock()
+			}
+			return reconcile.Result{}, nil
+		}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g
+}
+
+// waitStartup waits for the start-up wave: n objects reconciled once.
+func (g *goalWatch) waitStartup(b *testing.B, n int) {
+	b.Helper()
+	for deadline := time.Now().Add(5 * time.Minute); g.reconciled.Load() < int64(n); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatalf("only %d of %d objects reconciled after start-up", g.reconciled.Load(), n)
+		}
+	}
+}
+
+// seen returns when a reconciler first read goal.
+func (g *goalWatch) seen(goal string) (time.Time, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	at, ok := g.seenAt[goal]
+	return at, ok
 }
 
 // editsMeasured is the fewest edits BenchmarkEditToReconcile times.

@@ -21,8 +21,6 @@ import (
 	"fmt"
 	"runtime"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,10 +31,8 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/store/storemanager"
@@ -115,26 +111,7 @@ func scaleRun(b *testing.B, be scaleBackend) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var mu sync.Mutex
-	seenAt := map[string]time.Time{}
-	var reconciled atomic.Int64
-	skip := true
-	err = ctrl.NewControllerManagedBy(mgr).For(&agentsv1alpha1.Hook{}).WithOptions(controller.Options{SkipNameValidation: &skip}).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			reconciled.Add(1)
-			h := &agentsv1alpha1.Hook{}
-			if err := mgr.GetClient().Get(ctx, req.NamespacedName, h); err == nil {
-				mu.Lock()
-				if _, ok := seenAt[h.Spec.Goal]; !ok {
-					seenAt[h.Spec.Goal] = time.Now()
-				}
-				mu.Unlock()
-			}
-			return reconcile.Result{}, nil
-		}))
-	if err != nil {
-		b.Fatal(err)
-	}
+	goals := watchGoals(b, mgr)
 	ctx, cancel := context.WithCancel(context.Background())
 	runtime.GC()
 	start := time.Now()
@@ -152,11 +129,7 @@ func scaleRun(b *testing.B, be scaleBackend) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	for deadline := time.Now().Add(5 * time.Minute); reconciled.Load() < scaleObjects; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			b.Fatalf("only %d of %d objects reconciled after start-up", reconciled.Load(), scaleObjects)
-		}
-	}
+	goals.waitStartup(b, scaleObjects)
 	key := client.ObjectKey{Namespace: "default", Name: "hook-00000"}
 	var latencies []time.Duration
 	b.ResetTimer()
@@ -176,10 +149,7 @@ func scaleRun(b *testing.B, be scaleBackend) {
 			b.Fatal(err)
 		}
 		for {
-			mu.Lock()
-			at, ok := seenAt[goal]
-			mu.Unlock()
-			if ok {
+			if at, ok := goals.seen(goal); ok {
 				latencies = append(latencies, at.Sub(begun))
 				break
 			}
