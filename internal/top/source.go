@@ -19,6 +19,7 @@ package top
 import (
 	"context"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -39,7 +40,7 @@ type Snapshot struct {
 	Hooks []v1.Hook
 	// Workers are the Workers.
 	Workers []v1.Worker
-	// Warnings are the Warning Events.
+	// Warnings are the Warning Events about tether's objects.
 	Warnings []corev1.Event
 }
 
@@ -140,7 +141,7 @@ func (s *Source) Snapshot() Snapshot {
 		snap.Workers = append(snap.Workers, *obj.(*v1.Worker).DeepCopy())
 	}
 	for _, obj := range s.informers[2].GetStore().List() {
-		if e := obj.(*corev1.Event); e.Type == corev1.EventTypeWarning {
+		if e := obj.(*corev1.Event); e.Type == corev1.EventTypeWarning && aboutTether(e) {
 			snap.Warnings = append(snap.Warnings, *e.DeepCopy())
 		}
 	}
@@ -222,3 +223,11 @@ func (lw *listerWatcher) WatchWithContext(ctx context.Context, o metav1.ListOpti
 // then watch: the local store does not stream an initial list, and a plain
 // list then watch works on an API server too.
 func (lw *listerWatcher) IsWatchListSemanticsUnSupported() bool { return true }
+
+// aboutTether tells whether e regards one of tether's objects or the local
+// store itself (a quarantined journal line): a cluster's own Warnings, such
+// as a Service's IP repair, are not an agent's alert.
+func aboutTether(e *corev1.Event) bool {
+	o := e.InvolvedObject
+	return strings.HasPrefix(o.APIVersion, v1.GroupVersion.Group+"/") || o.APIVersion == "v1" && o.Kind == "Store"
+}
