@@ -269,17 +269,18 @@ func (o *runOptions) serveLocalMetrics(mgr *storemanager.Manager, log logr.Logge
 		_ = srv.Close()
 		return err
 	}
-	// The journal's size is reported while the Manager runs.
+	// The journal's size is reported from the first scrape until the Manager stops.
+	unregister, err := metrics.RegisterJournalSize(mgr.Store().JournalSize)
+	if err != nil {
+		log.Error(err, "not reporting the store journal's size")
+		unregister = func() {}
+	}
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
-		unregister, err := metrics.RegisterJournalSize(mgr.Store().JournalSize)
-		if err != nil {
-			log.Error(err, "not reporting the store journal's size")
-			return nil
-		}
 		<-ctx.Done()
 		unregister()
 		return nil
 	})); err != nil {
+		unregister()
 		return err
 	}
 	log.Info("serving metrics", "address", srv.Addr().String(), "url", "http://"+srv.Addr().String()+"/metrics")

@@ -17,6 +17,8 @@ limitations under the License.
 package filestore
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -45,9 +47,13 @@ func (s *Store) observeHandEdit(adopted bool) {
 }
 
 // JournalSize returns the size in bytes of the store's journal file, which
-// every process writing to the store appends to.
+// every process writing to the store appends to. A store nothing has been
+// written to yet has no journal, which is an empty one.
 func (s *Store) JournalSize() (int64, error) {
 	fi, err := os.Stat(s.journal.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
 	if err != nil {
 		return 0, err
 	}

@@ -540,3 +540,21 @@ func TestStoreIsIgnoredByGit(t *testing.T) {
 		t.Errorf("the user's .gitignore was rewritten: %q", got)
 	}
 }
+
+// TestJournalSize reads the journal's size: zero before the first write
+// (a store nothing was written to has no journal yet), then growing with
+// each write.
+func TestJournalSize(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	before, err := s.JournalSize()
+	if err != nil || before != 0 {
+		t.Fatalf("a new store's journal: %d, %v; want 0, nil", before, err)
+	}
+	if err := s.Client().Create(context.Background(), hook("sized")); err != nil {
+		t.Fatal(err)
+	}
+	after, err := s.JournalSize()
+	if err != nil || after <= before {
+		t.Fatalf("after a create the journal is %d bytes (%v); want more than %d", after, err, before)
+	}
+}
