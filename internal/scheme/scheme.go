@@ -15,24 +15,27 @@ limitations under the License.
 */
 
 // Package scheme assembles the runtime.Scheme of every kind tether reads or
-// writes: the agents.tether.dev API and the Kubernetes built-in types.
+// writes: the agents.tether.dev API, and of Kubernetes' built-in types only
+// the groups tether uses (core/v1 for Events and Worker Pods, events/v1 for
+// the recorder). Registering all of client-go's groups took most of a short
+// CLI verb's own time (2.9 ms of about 3.3 ms on the agent hook's path).
 package scheme
 
 import (
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 )
 
-// New returns a scheme with the built-in Kubernetes types and the tether API.
+// New returns a scheme with the tether API and the built-in groups tether reads or writes.
 func New() (*runtime.Scheme, error) {
 	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		return nil, err
-	}
-	if err := agentsv1alpha1.AddToScheme(s); err != nil {
-		return nil, err
+	for _, add := range []func(*runtime.Scheme) error{corev1.AddToScheme, eventsv1.AddToScheme, agentsv1alpha1.AddToScheme} {
+		if err := add(s); err != nil {
+			return nil, err
+		}
 	}
 	return s, nil
 }

@@ -26,6 +26,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -118,6 +119,10 @@ func StartWith(t testing.TB, opts Options) *Env {
 	t.Cleanup(func() { _ = env.Stop() })
 	s, err := scheme.New()
 	if err != nil {
+		t.Fatal(err)
+	}
+	// Tests also read what the cluster makes of tether's work (Leases, Deployments).
+	if err := clientgoscheme.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	c, err := client.NewWithWatch(cfg, client.Options{Scheme: s})
