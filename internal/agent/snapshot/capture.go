@@ -137,14 +137,14 @@ func Ref(namespace, hook string, seq int64) string {
 // Capture stores the working tree of the git repository containing
 // workspace as a commit parented on HEAD (parentless on an unborn branch)
 // under Ref(opts.Namespace, opts.Hook, opts.Seq), which it creates and
-// never overwrites (ErrRefExists). The ref is written last and atomically,
-// so an interrupted capture leaves at most unreferenced objects. It is
-// Prepare followed by Pending.Commit.
+// never overwrites (ErrRefExists). The ref is written atomically after the
+// commit, so an interrupted capture leaves at most unreferenced objects or
+// a ref to a complete commit. It is PrepareTree followed by Pending.Commit.
 func Capture(ctx context.Context, workspace string, opts Options) (*Result, error) {
 	if opts.Seq <= 0 {
 		return nil, fmt.Errorf("snapshot: a positive seq is required (got %d)", opts.Seq)
 	}
-	p, err := Prepare(ctx, workspace, opts)
+	p, err := PrepareTree(ctx, workspace, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -167,24 +167,29 @@ type Pending struct {
 	// snapshot, HEAD, or nothing on an unborn branch.
 	base       string
 	maxChanged int
+	// listed tells whether Result.Changed and Truncated are filled.
+	listed bool
 }
 
 // Prepare writes the tree of the working tree of the repository containing
 // workspace and lists the files changed since opts.Previous (or HEAD),
 // without creating a commit or a ref; opts.Seq is not used.
 func Prepare(ctx context.Context, workspace string, opts Options) (*Pending, error) {
-	p, err := prepare(ctx, workspace, opts)
+	p, err := PrepareTree(ctx, workspace, opts)
 	if err != nil {
 		return nil, err
 	}
 	if p.Result.Changed, p.Result.Truncated, err = p.changes(ctx); err != nil {
 		return nil, err
 	}
+	p.listed = true
 	return p, nil
 }
 
-// prepare is Prepare without the changed-file list.
-func prepare(ctx context.Context, workspace string, opts Options) (*Pending, error) {
+// PrepareTree is Prepare without the changed-file list: Result.Changed and
+// Result.Truncated are filled by Pending.Commit, which lists the files
+// while it creates the commit and the ref. Result.Unchanged is set.
+func PrepareTree(ctx context.Context, workspace string, opts Options) (*Pending, error) {
 	if opts.Namespace == "" || opts.Hook == "" {
 		return nil, fmt.Errorf("snapshot: namespace and hook are required (got %q, %q)", opts.Namespace, opts.Hook)
 	}
@@ -301,36 +306,69 @@ func isObjectID(s string) bool {
 
 // Commit creates the snapshot commit (once; a retry reuses it) and the
 // ref Ref(namespace, hook, seq), create-only: ErrRefExists when it exists.
+// After PrepareTree, it also lists the changed files, at the same time.
 func (p *Pending) Commit(ctx context.Context, seq int64, message string) (*Result, error) {
 	if seq <= 0 {
 		return nil, fmt.Errorf("snapshot: a positive seq is required (got %d)", seq)
 	}
+	type list struct {
+		files     []File
+		truncated bool
+		err       error
+	}
+	var lc chan list
+	if !p.listed {
+		lc = make(chan list, 1)
+		go func() {
+			files, truncated, err := p.changes(ctx)
+			lc <- list{files, truncated, err}
+		}()
+	}
+	ref, err := p.commit(ctx, seq, message)
+	if lc != nil {
+		l := <-lc
+		if err == nil && l.err != nil {
+			// A ref is only ever handed out with its changed files.
+			_, _ = git(context.WithoutCancel(ctx), p.r.top, "update-ref", "-d", ref, p.Result.Commit)
+			err = l.err
+		}
+		if l.err == nil {
+			p.Result.Changed, p.Result.Truncated, p.listed = l.files, l.truncated, true
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	res := p.Result
-	if res.Commit == "" {
+	res.Ref = ref
+	return &res, nil
+}
+
+// commit creates the snapshot commit unless done already, and the ref.
+func (p *Pending) commit(ctx context.Context, seq int64, message string) (string, error) {
+	if p.Result.Commit == "" {
 		msg := message
 		if msg == "" {
 			msg = fmt.Sprintf("tether checkpoint %s/%s", p.ns, p.hook)
 		}
-		args := []string{"commit-tree", res.Tree}
+		args := []string{"commit-tree", p.Result.Tree}
 		if p.r.head != "" {
 			args = append(args, "-p", p.r.head)
 		}
 		out, err := gitCmd{dir: p.r.top, args: append(args, "-F", "-"), stdin: strings.NewReader(msg + "\n")}.run(ctx)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		res.Commit = trimNL(out)
-		p.Result.Commit = res.Commit
+		p.Result.Commit = trimNL(out)
 	}
 	ref := Ref(p.ns, p.hook, seq)
-	if _, err := git(ctx, p.r.top, "update-ref", "-m", "tether checkpoint", ref, res.Commit, ""); err != nil {
+	if _, err := git(ctx, p.r.top, "update-ref", "-m", "tether checkpoint", ref, p.Result.Commit, ""); err != nil {
 		if _, verr := git(ctx, p.r.top, "rev-parse", "-q", "--verify", ref); verr == nil {
-			return nil, fmt.Errorf("%w: %s", ErrRefExists, ref)
+			return "", fmt.Errorf("%w: %s", ErrRefExists, ref)
 		}
-		return nil, err
+		return "", err
 	}
-	res.Ref = ref
-	return &res, nil
+	return ref, nil
 }
 
 func maxSize(n int64) int64 {
