@@ -123,7 +123,7 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 		opts.Previous = last.SnapshotCommit
 	}
 	started := time.Now()
-	pending, err := snapshot.Prepare(ctx, ws, opts)
+	pending, err := snapshot.PrepareTree(ctx, ws, opts)
 	if err != nil {
 		return nil, fmt.Errorf("hook %q: checkpoint of %s: %w", key.Name, ws, err)
 	}

@@ -137,14 +137,14 @@ func Ref(namespace, hook string, seq int64) string {
 // Capture stores the working tree of the git repository containing
 // workspace as a commit parented on HEAD (parentless on an unborn branch)
 // under Ref(opts.Namespace, opts.Hook, opts.Seq), which it creates and
-// never overwrites (ErrRefExists). The ref is written last and atomically,
-// so an interrupted capture leaves at most unreferenced objects. It is
-// Prepare followed by Pending.Commit.
+// never overwrites (ErrRefExists). The ref is written atomically after the
+// commit, so an interrupted capture leaves at most unreferenced objects or
+// a ref to a complete commit. It is PrepareTree followed by Pending.Commit.
 func Capture(ctx context.Context, workspace string, opts Options) (*Result, error) {
 	if opts.Seq <= 0 {
 		return nil, fmt.Errorf("snapshot: a positive seq is required (got %d)", opts.Seq)
 	}
-	p, err := Prepare(ctx, workspace, opts)
+	p, err := PrepareTree(ctx, workspace, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -163,12 +163,33 @@ type Pending struct {
 	r      *repo
 	ns     string
 	hook   string
+	// base is what the changed-file list is relative to: the previous
+	// snapshot, HEAD, or nothing on an unborn branch.
+	base       string
+	maxChanged int
+	// listed tells whether Result.Changed and Truncated are filled.
+	listed bool
 }
 
 // Prepare writes the tree of the working tree of the repository containing
 // workspace and lists the files changed since opts.Previous (or HEAD),
 // without creating a commit or a ref; opts.Seq is not used.
 func Prepare(ctx context.Context, workspace string, opts Options) (*Pending, error) {
+	p, err := PrepareTree(ctx, workspace, opts)
+	if err != nil {
+		return nil, err
+	}
+	if p.Result.Changed, p.Result.Truncated, err = p.changes(ctx); err != nil {
+		return nil, err
+	}
+	p.listed = true
+	return p, nil
+}
+
+// PrepareTree is Prepare without the changed-file list: Result.Changed and
+// Result.Truncated are filled by Pending.Commit, which lists the files
+// while it creates the commit and the ref. Result.Unchanged is set.
+func PrepareTree(ctx context.Context, workspace string, opts Options) (*Pending, error) {
 	if opts.Namespace == "" || opts.Hook == "" {
 		return nil, fmt.Errorf("snapshot: namespace and hook are required (got %q, %q)", opts.Namespace, opts.Hook)
 	}
@@ -176,92 +197,178 @@ func Prepare(ctx context.Context, workspace string, opts Options) (*Pending, err
 	if err != nil {
 		return nil, err
 	}
-	p := &Pending{r: r, ns: opts.Namespace, hook: opts.Hook}
+	p := &Pending{r: r, ns: opts.Namespace, hook: opts.Hook, maxChanged: opts.MaxChanged}
+	idx, err := newIndex(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.discard()
+	// HEAD and the previous snapshot are looked up while git scans the
+	// working tree: neither needs the other.
+	revc := make(chan revs, 1)
+	go func() { revc <- resolveRevs(ctx, r.top, opts.Previous) }()
+	tree, skipped, err := buildTree(ctx, r, idx.tmp, maxSize(opts.MaxFileSize))
+	if err != nil {
+		return nil, err
+	}
+	// The refreshed index is kept whatever follows: it only speeds up the next capture.
+	idx.keep()
+	rv := <-revc
+	if rv.err != nil {
+		return nil, rv.err
+	}
+	r.head = rv.head
+
 	res := &p.Result
-	res.Head, res.Branch, res.Workspace = r.head, r.branch, r.top
+	res.Head, res.Branch, res.Workspace, res.Tree = r.head, r.branch, r.top, tree
 	for _, op := range r.inProgress {
 		res.Degraded = append(res.Degraded, fmt.Sprintf("a %s is in progress: the snapshot holds the working tree as it is (conflict markers included), parented on HEAD only", op))
 	}
 	if r.head == "" {
 		res.Degraded = append(res.Degraded, "unborn branch: the snapshot commit has no parent")
 	}
-
-	idx, err := newIndex(r, opts)
-	if err != nil {
-		return nil, err
-	}
-	defer idx.discard()
-	tree, skipped, err := buildTree(ctx, r, idx.tmp, maxSize(opts.MaxFileSize))
-	if err != nil {
-		return nil, err
-	}
-	res.Tree, res.Skipped = tree, skipped
+	res.Skipped = skipped
 	if len(skipped) > maxSkipped {
 		res.Skipped = skipped[:maxSkipped]
 	}
 	if len(skipped) > 0 {
 		res.Degraded = append(res.Degraded, fmt.Sprintf("%d file(s) larger than %d bytes left out (named in skipped files)", len(skipped), maxSize(opts.MaxFileSize)))
 	}
-	// The refreshed index is kept whatever follows: it only speeds up the next capture.
-	idx.keep()
-	if r.headTree != "" {
-		res.Dirty = tree != r.headTree
+	if rv.headTree != "" {
+		res.Dirty = tree != rv.headTree
 	} else {
-		res.Dirty = tree != emptyTree(ctx, r.top)
+		res.Dirty = tree != emptyTree(ctx, r.top, tree)
 	}
-
-	base := opts.Previous
-	if base != "" {
-		if _, err := git(ctx, r.top, "cat-file", "-e", base+"^{commit}"); err != nil {
-			res.Degraded = append(res.Degraded, fmt.Sprintf("previous snapshot %s is gone: changed files are relative to HEAD", short(base)))
-			base = ""
+	p.base = r.head
+	if opts.Previous != "" {
+		if rv.previous == "" {
+			res.Degraded = append(res.Degraded, fmt.Sprintf("previous snapshot %s is gone: changed files are relative to HEAD", short(opts.Previous)))
+		} else {
+			p.base = rv.previous
+			res.Unchanged = tree == rv.previousTree
 		}
 	}
-	fromPrevious := base != ""
-	if base == "" {
-		base = r.head
-	}
-	changed, truncated, err := diffTrees(ctx, r.top, base, tree, opts.MaxChanged)
-	if err != nil {
-		return nil, err
-	}
-	res.Changed, res.Truncated = changed, truncated
-	res.Unchanged = fromPrevious && len(changed) == 0
 	return p, nil
+}
+
+// changes lists the files that differ from the base of the changed-file
+// list (the previous snapshot or HEAD) to the prepared tree.
+func (p *Pending) changes(ctx context.Context) ([]File, bool, error) {
+	if p.Result.Unchanged {
+		return nil, false, nil
+	}
+	return diffTrees(ctx, p.r.top, p.base, p.Result.Tree, p.maxChanged)
+}
+
+// revs are the commits and trees a capture is parented on and compared with.
+type revs struct {
+	head, headTree         string // empty on an unborn branch
+	previous, previousTree string // empty when there is no previous snapshot
+	err                    error
+}
+
+// resolveRevs looks up HEAD and the previous snapshot commit with one git
+// process; a name that does not resolve leaves its fields empty.
+func resolveRevs(ctx context.Context, top, previous string) revs {
+	names := []string{"HEAD^{commit}", "HEAD^{tree}"}
+	// A line break would end the name early and shift every answer.
+	if previous != "" && !strings.ContainsAny(previous, "\n\r") {
+		names = append(names, previous+"^{commit}", previous+"^{tree}")
+	}
+	out, err := gitCmd{dir: top, args: []string{"cat-file", "--batch-check=%(objectname)"},
+		stdin: strings.NewReader(strings.Join(names, "\n") + "\n")}.run(ctx)
+	if err != nil {
+		return revs{err: err}
+	}
+	ids := make([]string, 4)
+	for i, line := range strings.SplitN(trimNL(out), "\n", len(names)) {
+		if isObjectID(line) {
+			ids[i] = line
+		}
+	}
+	rv := revs{head: ids[0], headTree: ids[1], previous: ids[2], previousTree: ids[3]}
+	if rv.head == "" {
+		rv.headTree = ""
+	}
+	if rv.previous == "" {
+		rv.previousTree = ""
+	}
+	return rv
+}
+
+// isObjectID tells whether s is a SHA-1 or SHA-256 object id in hex.
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdef") == ""
 }
 
 // Commit creates the snapshot commit (once; a retry reuses it) and the
 // ref Ref(namespace, hook, seq), create-only: ErrRefExists when it exists.
+// After PrepareTree, it also lists the changed files, at the same time.
 func (p *Pending) Commit(ctx context.Context, seq int64, message string) (*Result, error) {
 	if seq <= 0 {
 		return nil, fmt.Errorf("snapshot: a positive seq is required (got %d)", seq)
 	}
+	type list struct {
+		files     []File
+		truncated bool
+		err       error
+	}
+	var lc chan list
+	if !p.listed {
+		lc = make(chan list, 1)
+		go func() {
+			files, truncated, err := p.changes(ctx)
+			lc <- list{files, truncated, err}
+		}()
+	}
+	ref, err := p.commit(ctx, seq, message)
+	if lc != nil {
+		l := <-lc
+		if err == nil && l.err != nil {
+			// A ref is only ever handed out with its changed files.
+			_, _ = git(context.WithoutCancel(ctx), p.r.top, "update-ref", "-d", ref, p.Result.Commit)
+			err = l.err
+		}
+		if l.err == nil {
+			p.Result.Changed, p.Result.Truncated, p.listed = l.files, l.truncated, true
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	res := p.Result
-	if res.Commit == "" {
+	res.Ref = ref
+	return &res, nil
+}
+
+// commit creates the snapshot commit unless done already, and the ref.
+func (p *Pending) commit(ctx context.Context, seq int64, message string) (string, error) {
+	if p.Result.Commit == "" {
 		msg := message
 		if msg == "" {
 			msg = fmt.Sprintf("tether checkpoint %s/%s", p.ns, p.hook)
 		}
-		args := []string{"commit-tree", res.Tree}
+		args := []string{"commit-tree", p.Result.Tree}
 		if p.r.head != "" {
 			args = append(args, "-p", p.r.head)
 		}
 		out, err := gitCmd{dir: p.r.top, args: append(args, "-F", "-"), stdin: strings.NewReader(msg + "\n")}.run(ctx)
 		if err != nil {
-			return nil, err
+			return "", err
 		}
-		res.Commit = trimNL(out)
-		p.Result.Commit = res.Commit
+		p.Result.Commit = trimNL(out)
 	}
 	ref := Ref(p.ns, p.hook, seq)
-	if _, err := git(ctx, p.r.top, "update-ref", "-m", "tether checkpoint", ref, res.Commit, ""); err != nil {
+	if _, err := git(ctx, p.r.top, "update-ref", "-m", "tether checkpoint", ref, p.Result.Commit, ""); err != nil {
 		if _, verr := git(ctx, p.r.top, "rev-parse", "-q", "--verify", ref); verr == nil {
-			return nil, fmt.Errorf("%w: %s", ErrRefExists, ref)
+			return "", fmt.Errorf("%w: %s", ErrRefExists, ref)
 		}
-		return nil, err
+		return "", err
 	}
-	res.Ref = ref
-	return &res, nil
+	return ref, nil
 }
 
 func maxSize(n int64) int64 {
@@ -278,8 +385,21 @@ func short(id string) string {
 	return id
 }
 
-// emptyTree is the id of the empty tree in the repository's hash.
-func emptyTree(ctx context.Context, dir string) string {
+// The ids of the empty tree in SHA-1 and SHA-256 repositories.
+const (
+	emptyTreeSHA1   = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+	emptyTreeSHA256 = "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321"
+)
+
+// emptyTree is the id of the empty tree in the repository's hash, which
+// like tells from its length.
+func emptyTree(ctx context.Context, dir, like string) string {
+	switch len(like) {
+	case len(emptyTreeSHA1):
+		return emptyTreeSHA1
+	case len(emptyTreeSHA256):
+		return emptyTreeSHA256
+	}
 	out, err := gitCmd{dir: dir, args: []string{"hash-object", "-t", "tree", "--stdin"}, stdin: strings.NewReader("")}.run(ctx)
 	if err != nil {
 		return ""
@@ -474,7 +594,7 @@ func diffTrees(ctx context.Context, top, base, tree string, limit int) ([]File, 
 	var out []byte
 	var err error
 	if base == "" {
-		base = emptyTree(ctx, top)
+		base = emptyTree(ctx, top, tree)
 	}
 	out, err = git(ctx, top, "diff-tree", "-r", "-z", "--no-renames", "--no-ext-diff", base, tree)
 	if err != nil {

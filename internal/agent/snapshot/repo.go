@@ -59,10 +59,8 @@ type repo struct {
 	gitDir string
 	// userIndex is the path of the user's index file.
 	userIndex string
-	// head is the HEAD commit; empty on an unborn branch.
+	// head is the HEAD commit, empty on an unborn branch; Capture fills it.
 	head string
-	// headTree is HEAD's tree; empty on an unborn branch.
-	headTree string
 	// branch is the checked-out branch's short name; empty when detached.
 	branch string
 	// inProgress names the operations under way: merge, rebase, ...
@@ -81,7 +79,7 @@ var inProgressMarkers = []struct{ file, what string }{
 }
 
 // openRepo checks that workspace is a directory inside a git working tree
-// and reads its HEAD.
+// and reads which branch HEAD names.
 func openRepo(ctx context.Context, workspace string) (*repo, error) {
 	if workspace == "" {
 		return nil, ErrNoWorkspace
@@ -125,12 +123,6 @@ func openRepo(ctx context.Context, workspace string) (*repo, error) {
 	}
 	if ref, ok := strings.CutPrefix(strings.TrimSpace(string(headFile)), "ref: "); ok {
 		r.branch = strings.TrimPrefix(ref, "refs/heads/")
-	}
-	// An unborn branch has no HEAD commit: the snapshot is parentless.
-	if out, err := git(ctx, r.top, "rev-parse", "HEAD^{commit}", "HEAD^{tree}"); err == nil {
-		if ids := strings.Fields(string(out)); len(ids) == 2 {
-			r.head, r.headTree = ids[0], ids[1]
-		}
 	}
 	for _, m := range inProgressMarkers {
 		if _, err := os.Stat(filepath.Join(r.gitDir, m.file)); err == nil {

@@ -156,6 +156,52 @@ func TestCaptureChangedSincePrevious(t *testing.T) {
 	}
 }
 
+// TestCommitListsChanges: PrepareTree leaves the changed-file list to
+// Commit, which lists what Prepare does, also when it is retried after
+// ErrRefExists.
+func TestCommitListsChanges(t *testing.T) {
+	tests := []struct {
+		name    string
+		prepare func(context.Context, string, snapshot.Options) (*snapshot.Pending, error)
+		listed  bool // before Commit
+	}{
+		{"Prepare", snapshot.Prepare, true},
+		{"PrepareTree", snapshot.PrepareTree, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := newRepo(t)
+			if _, err := snapshot.Capture(ctx, dir, opts(5)); err != nil {
+				t.Fatal(err)
+			}
+			write(t, dir, "new.txt", "new\n")
+			write(t, dir, "tracked.txt", "tracked v2\n")
+			p, err := tt.prepare(ctx, dir, opts(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := len(p.Result.Changed) > 0; got != tt.listed {
+				t.Errorf("changed files listed before Commit: %t, want %t", got, tt.listed)
+			}
+			if _, err := p.Commit(ctx, 5, ""); !errors.Is(err, snapshot.ErrRefExists) {
+				t.Fatalf("Commit with a taken seq: %v, want ErrRefExists", err)
+			}
+			res, err := p.Commit(ctx, 6, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var paths []string
+			for _, f := range res.Changed {
+				paths = append(paths, f.Status+" "+f.Path)
+			}
+			if want := []string{"A new.txt", "M tracked.txt"}; !slices.Equal(paths, want) {
+				t.Errorf("changed = %q, want %q", paths, want)
+			}
+		})
+	}
+}
+
 func TestCaptureRefIsCreateOnly(t *testing.T) {
 	ctx := context.Background()
 	dir := newRepo(t)
