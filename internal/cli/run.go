@@ -35,7 +35,6 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -229,7 +228,7 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 		LeaderElectionNamespace:       ns,
 		LeaderElectionReleaseOnCancel: true,
 		// The operator watches only the Pods of Workers, not every Pod.
-		Cache:         cache.Options{ByObject: clusterCache(workerPods)},
+		Cache:         clusterCache(workerPods),
 		LeaseDuration: &o.lease.duration,
 		RenewDeadline: &o.lease.renewDeadline,
 		RetryPeriod:   &o.lease.retryPeriod,
@@ -313,9 +312,10 @@ func openStore(dir string, s *runtime.Scheme, crds []*apiextensionsv1.CustomReso
 
 // clusterCache restricts the operator's cache: only the Pods of Workers
 // (selected by workerPods), and only the Events about tether's objects,
-// not every Pod and Event of the cluster.
-func clusterCache(workerPods labels.Selector) map[client.Object]cache.ByObject {
+// not every Pod and Event of the cluster; and it caches objects without
+// their managedFields, as the local store's Manager does.
+func clusterCache(workerPods labels.Selector) cache.Options {
 	byObject := controllers.NotifyEventCache()
 	byObject[&corev1.Pod{}] = cache.ByObject{Label: workerPods}
-	return byObject
+	return cache.Options{ByObject: byObject, DefaultTransform: storemanager.CacheTransform()}
 }

@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
+	yamlv2 "go.yaml.in/yaml/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -482,8 +483,70 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 // needsAdoption tells, without taking a lock, whether a file may hold a
 // hand edit, so that a scan of a large store only locks for those.
 func (s *Store) needsAdoption(path string) bool {
-	so, err := s.readObjectFile(path)
+	data, err := s.readRegular(path)
+	if err != nil {
+		return true
+	}
+	if _, body, ok := parseHeader(data); ok {
+		if _, ns, name, inStore := s.keyOfPath(path); inStore && storeFormNames(body, ns, name) {
+			return false
+		}
+	}
+	so, err := s.decodeObjectFile(path, data)
 	return err != nil || so.handEdited
+}
+
+// storeFormNames tells, without parsing the YAML, whether body (the
+// content of a file whose header checksum matches, so in the store's own
+// form) names the object namespace/name: the file then holds no hand edit,
+// as decodeObjectFile would find at several times the cost, which a scan
+// of every file at start-up pays for each. In the store's form metadata's
+// own fields are the lines indented by exactly two spaces below the
+// unindented "metadata:" line. Anything else (a field missing or repeated,
+// a value that is not the plain name) answers false, and the caller
+// decodes the file.
+func storeFormNames(body []byte, namespace, name string) bool {
+	var gotName, gotNamespace int
+	inMetadata := false
+	for len(body) > 0 {
+		line := body
+		if i := bytes.IndexByte(body, '\n'); i >= 0 {
+			line, body = body[:i], body[i+1:]
+		} else {
+			body = nil
+		}
+		if len(line) > 0 && line[0] != ' ' {
+			inMetadata = string(line) == "metadata:"
+			continue
+		}
+		if !inMetadata || len(line) < 3 || line[1] != ' ' || line[2] == ' ' {
+			continue
+		}
+		switch key, value, _ := strings.Cut(string(line[2:]), ": "); key {
+		case "name", "name:":
+			gotName++
+			if value != name || !plainName(value) {
+				return false
+			}
+		case "namespace", "namespace:":
+			gotNamespace++
+			if value != namespace || !plainName(value) {
+				return false
+			}
+		}
+	}
+	return gotName == 1 && (namespace == "" && gotNamespace == 0 || namespace != "" && gotNamespace == 1)
+}
+
+// plainName tells whether s, written unquoted, is read back by YAML as the
+// string s: a DNS name that YAML does not take for a number, a bool or null.
+func plainName(s string) bool {
+	var v interface{}
+	if err := yamlv2.Unmarshal([]byte(s), &v); err != nil {
+		return false
+	}
+	got, ok := v.(string)
+	return ok && got == s
 }
 
 func (s *Store) isObjectDir(path string) bool {

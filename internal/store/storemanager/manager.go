@@ -30,6 +30,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,17 @@ type Options struct {
 	StoreObserver filestore.Observer
 }
 
+// CacheTransform is the cache transform of both backends' Managers, on
+// the store and on a cluster: it drops each object's managedFields, which
+// no reconciler reads and which an Update without them leaves in place.
+// The last-applied-configuration annotation stays cached: reconcilers
+// Update objects they read from the cache, and an Update without the
+// annotation would delete it from the stored object, leaving the next
+// `tether apply` no three-way merge base.
+func CacheTransform() toolscache.TransformFunc {
+	return cache.TransformStripManagedFields()
+}
+
 // Manager is a complete controller-runtime Manager on the local file
 // store: its client reads from a cache fed by the store's list and watch
 // and writes to the store, GetAPIReader is the store's own (uncached)
@@ -106,6 +118,9 @@ type Manager struct {
 	store  *filestore.Store
 	events *eventsink.Provider
 	trip   *Tripwire
+	// settled is closed once the caches have synced and the memory of
+	// their first lists has been returned to the system.
+	settled chan struct{}
 
 	closeOnce sync.Once
 	closers   []func() error
@@ -127,6 +142,7 @@ func New(store *filestore.Store, opts Options) (*Manager, error) {
 	}
 	inner, err := manager.New(cfg, manager.Options{
 		Scheme:                 opts.Scheme,
+		Cache:                  cache.Options{DefaultTransform: CacheTransform()},
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: opts.HealthProbeBindAddress,
 		MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) {
@@ -156,9 +172,21 @@ func New(store *filestore.Store, opts Options) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	m := &Manager{Manager: inner, store: store, trip: trip, events: eventsink.NewProvider(storeClient, opts.Scheme)}
+	m := &Manager{Manager: inner, store: store, trip: trip, events: eventsink.NewProvider(storeClient, opts.Scheme), settled: make(chan struct{})}
 	storeEvents := m.events.GetEventRecorder(StoreComponent)
 	if err := inner.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		// The watcher's first scan reads every store file, as the caches'
+		// first lists do, which adopt the hand edits of the kinds they
+		// list: scanning after them leaves start-up the cores, and still
+		// adopts every other edit made while nothing was watching.
+		if !inner.GetCache().WaitForCacheSync(ctx) {
+			return nil
+		}
+		// The first lists decode every object several times over (file,
+		// JSON, map, typed object, cache); little of it stays, and the
+		// runtime would hand the rest back to the system only minutes later.
+		debug.FreeOSMemory()
+		close(m.settled)
 		return store.WatchHandEdits(ctx, storeEvents)
 	})); err != nil {
 		m.events.Shutdown()
@@ -214,6 +242,11 @@ func (m *Manager) GetEventRecorder(name string) recorder.EventRecorder {
 func (m *Manager) GetEventRecorderFor(name string) record.EventRecorder {
 	return m.events.GetEventRecorderFor(name)
 }
+
+// Settled is closed once the started Manager's caches have synced and the
+// memory that their first lists used and left has been returned to the
+// system, before the hand-edit watcher's first scan.
+func (m *Manager) Settled() <-chan struct{} { return m.settled }
 
 // Store returns the file store the Manager runs on.
 func (m *Manager) Store() *filestore.Store { return m.store }

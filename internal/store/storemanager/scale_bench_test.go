@@ -122,9 +122,7 @@ func scaleRun(b *testing.B, be scaleBackend) {
 	stopped := make(chan struct{})
 	go func() { _ = mgr.Start(ctx); close(stopped) }()
 	defer func() { cancel(); <-stopped }()
-	if !mgr.GetCache().WaitForCacheSync(ctx) || !informer.HasSynced() {
-		b.Fatal("cache did not sync")
-	}
+	waitSynced(b, informer)
 	synced := time.Since(start)
 	runtime.GC()
 	var ms runtime.MemStats
