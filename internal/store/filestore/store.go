@@ -148,6 +148,10 @@ type Store struct {
 	// lock is the lock file while the write lock is held, nil otherwise;
 	// it holds the resourceVersion mark.
 	lock *os.File
+	// writes queues this process's writes for the group commit (see groupcommit.go).
+	writes writeQueue
+	// group is the group commit running under the write lock, or nil.
+	group *stagedGroup
 }
 
 // ErrNoStore is returned by Open with Options.MustExist, and by Inspect,
@@ -415,30 +419,67 @@ func (s *Store) withReadLock(fn func() error) error {
 	return fn()
 }
 
+// rollForward completes the newest group commit of the journal (see
+// entry.Group), whose writer may have died after appending its entries and
+// before renaming their files into place. The journal is fsynced before
+// any file is rolled forward, as a live writer would have done.
 func (s *Store) rollForward() error {
-	e, err := s.journal.lastEntry()
-	if err != nil || e == nil || e.RV == 0 {
+	group, err := s.journal.lastGroups(1)
+	if err != nil {
 		return err
 	}
-	r, ok := s.byPlural[e.Resource]
-	if !ok {
-		return nil
+	synced := false
+	for _, e := range group {
+		if e.RV == 0 {
+			continue
+		}
+		r, ok := s.byPlural[e.Resource]
+		if !ok {
+			continue
+		}
+		err := s.rollForwardEntry(r, e, func() error {
+			if synced {
+				return nil
+			}
+			synced = true
+			return s.journal.sync()
+		})
+		if err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// rollForwardEntry puts the object file of e in e's state when its writer
+// died before doing so, after calling durable.
+func (s *Store) rollForwardEntry(r *resource, e *entry, durable func() error) error {
 	path := s.objectPath(r, e.Namespace, e.Name)
 	fileRV, ok := s.readHeaderRV(path)
 	switch {
 	case e.Type == Deleted && ok && fileRV < e.RV:
+		if err := durable(); err != nil {
+			return err
+		}
 		s.log.Info("rolling forward an interrupted delete", "file", path, "resourceVersion", e.RV)
 		return s.removeDurable(path)
 	case e.Type != Deleted && ok && fileRV < e.RV:
+		if err := durable(); err != nil {
+			return err
+		}
 		s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
 		return s.writeObjectFile(path, e.RV, e.Object)
 	case e.Type != Deleted && !s.exists(path):
 		// Either the writer died before renaming its file into place (its
 		// complete temp file is still beside the path), or the write was
 		// applied and a person removed the file since: that is a deletion,
-		// which a roll-forward must not undo.
+		// which a roll-forward must not undo. (A power loss may also have
+		// dropped the temp file of a write never acknowledged; recording
+		// the deletion takes that write back.)
 		if s.pendingTemp(path, e.RV) {
+			if err := durable(); err != nil {
+				return err
+			}
 			s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
 			return s.writeObjectFile(path, e.RV, e.Object)
 		}
@@ -802,6 +843,14 @@ func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructure
 // store's form only while it is still the one that was read (adopted), so a
 // person's newer edit is never overwritten; that edit is adopted on its own.
 func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
+	if s.group != nil {
+		if typ != Deleted && adopted == nil {
+			return s.stage(r, typ, obj)
+		}
+		// A deletion or an adoption is rare: it is made on its own, after
+		// the writes staged before it.
+		s.flushGroup()
+	}
 	before, err := s.journal.size()
 	if err != nil {
 		return err
@@ -883,12 +932,18 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		}
 	}
 	s.writeMark(rv)
+	s.compactIfLarge()
+	return nil
+}
+
+// compactIfLarge compacts the journal when it has grown beyond the limit.
+// The caller holds the write lock, with no write staged.
+func (s *Store) compactIfLarge() {
 	if size, err := s.journal.size(); err == nil && size > s.limit {
 		if err := s.journal.compact(s.keep); err != nil {
 			s.log.Error(err, "compacting the journal")
 		}
 	}
-	return nil
 }
 
 // removeObjectFile removes a deleted object's file. A file holding a
