@@ -18,7 +18,10 @@ package filestore
 
 import (
 	"errors"
+	"fmt"
+	"io/fs"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -32,8 +35,9 @@ import (
 // write in progress leads: it takes the write lock once and runs every
 // write queued by then, each appending its journal entry and writing its
 // file's new content to a temp file without an fsync; then it fsyncs the
-// journal and the temp files at once, renames each temp file into place,
-// fsyncs each directory once and acknowledges them all. Writes arriving
+// journal, the temp files and the directories of the groups before (see
+// recentDirs) at once, renames each temp file into place and acknowledges
+// them all. Writes arriving
 // meanwhile queue for the next group, led by the first of them. Nothing is
 // visible to a reader holding a lock before it is durable, as before: the
 // lock is held from the first append to the last rename. Two writes of one
@@ -75,6 +79,9 @@ type stagedGroup struct {
 	req   *writeRequest
 	items []*stagedWrite
 	paths map[string]bool
+	// recent are the directories of the newest two groups in the journal
+	// before this one (see recentDirs), taken when the first write is staged.
+	recent []string
 }
 
 // groupWrite runs fn, a write of the object file at path, holding the
@@ -160,6 +167,9 @@ func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured
 		return err
 	}
 	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
+	if len(g.items) == 0 {
+		g.recent = s.recentDirs()
+	}
 	dir, err := s.openParent(path, true)
 	if err != nil {
 		return err
@@ -206,11 +216,10 @@ func (s *Store) unstage(from int) {
 }
 
 // flushGroup makes the staged writes durable and puts them in place: one
-// fsync of the journal alongside those of the temp files, the renames in
-// journal order, one fsync per directory. A write that fails there takes
-// every later one of the group with it, as the journal is cut back to its
-// entry; a failed directory fsync takes back the whole group. The caller
-// holds the write lock.
+// fsync of the journal alongside those of the temp files and of the
+// directories (see recentDirs), then the renames in journal order. A
+// write that fails there takes every later one of the group with it, as
+// the journal is cut back to its entry. The caller holds the write lock.
 func (s *Store) flushGroup() {
 	g := s.group
 	items := g.items
@@ -218,16 +227,26 @@ func (s *Store) flushGroup() {
 	if len(items) == 0 {
 		return
 	}
+	dirs := g.recent
+	for _, w := range items {
+		if !slices.Contains(dirs, w.tmp.Dir()) {
+			dirs = append(dirs, w.tmp.Dir())
+		}
+	}
 	var wg sync.WaitGroup
 	var journalErr error
 	tempErrs := make([]error, len(items))
+	dirErrs := make([]error, len(dirs))
 	wg.Go(func() { journalErr = s.journal.sync() })
 	for i, w := range items {
 		wg.Go(func() { tempErrs[i] = w.tmp.Sync() })
 	}
+	for i, d := range dirs {
+		wg.Go(func() { dirErrs[i] = s.syncDir(d) })
+	}
 	wg.Wait()
-	failed, failure := len(items), journalErr
-	if journalErr != nil {
+	failed, failure := len(items), errors.Join(journalErr, errors.Join(dirErrs...))
+	if failure != nil {
 		failed = 0
 	} else {
 		for i, err := range tempErrs {
@@ -243,23 +262,6 @@ func (s *Store) flushGroup() {
 				err = errors.Join(err, w.tmp.Undo())
 			}
 			failed, failure = i, err
-			break
-		}
-	}
-	dirs := map[string]bool{}
-	for _, w := range items[:failed] {
-		if dirs[w.tmp.Dir()] {
-			continue
-		}
-		dirs[w.tmp.Dir()] = true
-		if err := w.tmp.SyncDir(); err != nil {
-			// Which renames are durable is unknown: take them all back.
-			for j := failed - 1; j >= 0; j-- {
-				if items[j].tmp.Placed() {
-					err = errors.Join(err, items[j].tmp.Undo())
-				}
-			}
-			failed, failure = 0, err
 			break
 		}
 	}
@@ -280,5 +282,65 @@ func (s *Store) flushGroup() {
 	}
 	if failed > 0 {
 		s.compactIfLarge()
+	}
+	s.rememberApplied()
+}
+
+// recentDirs returns the directories of the object files of the newest two
+// groups in the journal. A group's renames are not fsynced by their
+// writer: the next group fsyncs their directories alongside its journal
+// fsync, before its own renames. So at any moment only the renames of the
+// newest two groups may not be durable, and after a power loss the
+// roll-forward redoes those from the journal (see rollForward). The
+// caller holds the write lock.
+func (s *Store) recentDirs() []string {
+	entries, err := s.journal.lastGroups(2)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, e := range entries {
+		r, ok := s.byPlural[e.Resource]
+		if !ok || e.RV == 0 {
+			continue
+		}
+		if d := s.objectDir(r, e.Namespace); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// syncDir fsyncs the store directory at path, when it exists.
+func (s *Store) syncDir(path string) error {
+	rel, err := s.rel(path)
+	if err != nil {
+		return err
+	}
+	dir, err := s.openStoreDir(rel, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }()
+	if err := s.io.Sync(dir); err != nil {
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDirsAsync fsyncs dirs in the background; the returned function
+// waits for them and returns their errors.
+func (s *Store) syncDirsAsync(dirs []string) func() error {
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Go(func() { errs[i] = s.syncDir(d) })
+	}
+	return func() error {
+		wg.Wait()
+		return errors.Join(errs...)
 	}
 }

@@ -56,7 +56,7 @@ type entry struct {
 	// Group is the entry's place in its group commit: 0 for the first (or
 	// only) entry, n for the entry n after it. A writer killed during a
 	// group commit may leave every entry of its group unapplied, so the
-	// roll-forward reads back to the group's first entry.
+	// roll-forward reads back by whole groups (see Store.rollForward).
 	Group int `json:"group,omitempty"`
 
 	// corrupt is set, by a journalReader only, for a line that does not decode.

@@ -40,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -152,6 +153,10 @@ type Store struct {
 	writes writeQueue
 	// group is the group commit running under the write lock, or nil.
 	group *stagedGroup
+	// applied identifies the journal as this process left it after its
+	// last write, every entry applied; while the journal is still so, no
+	// other writer has come since and the roll-forward has nothing to do.
+	applied journalState
 }
 
 // ErrNoStore is returned by Open with Options.MustExist, and by Inspect,
@@ -419,20 +424,33 @@ func (s *Store) withReadLock(fn func() error) error {
 	return fn()
 }
 
-// rollForward completes the newest group commit of the journal (see
-// entry.Group), whose writer may have died after appending its entries and
-// before renaming their files into place. The journal is fsynced before
-// any file is rolled forward, as a live writer would have done.
+// rollForward completes the newest two group commits of the journal (see
+// entry.Group and recentDirs): a writer may have died after appending its
+// entries and before renaming their files into place, and a power loss may
+// have dropped renames not yet fsynced. The journal is fsynced before any
+// file is rolled forward, as a live writer would have done.
 func (s *Store) rollForward() error {
-	group, err := s.journal.lastGroups(1)
+	if s.applied.matches(s.journal.f) {
+		return nil
+	}
+	entries, err := s.journal.lastGroups(2)
 	if err != nil {
 		return err
 	}
-	synced := false
-	for _, e := range group {
-		if e.RV == 0 {
+	// Only the newest entry of each object counts.
+	seen := map[string]bool{}
+	var todo []*entry
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		key := e.Resource + "/" + e.Namespace + "/" + e.Name
+		if e.RV == 0 || seen[key] {
 			continue
 		}
+		seen[key] = true
+		todo = append(todo, e)
+	}
+	synced := false
+	for _, e := range slices.Backward(todo) {
 		r, ok := s.byPlural[e.Resource]
 		if !ok {
 			continue
@@ -448,7 +466,33 @@ func (s *Store) rollForward() error {
 			return err
 		}
 	}
+	s.rememberApplied()
 	return nil
+}
+
+// journalState identifies the journal file's state: inode, size and
+// modification time.
+type journalState struct {
+	ino  uint64
+	size int64
+	mod  time.Time
+}
+
+// matches tells whether f is still in state js.
+func (js journalState) matches(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && js.ino != 0 && js.ino == fileInode(f) && fi.Size() == js.size && fi.ModTime().Equal(js.mod)
+}
+
+// rememberApplied records the journal's state as one with every entry
+// applied. The caller holds the write lock.
+func (s *Store) rememberApplied() {
+	fi, err := s.journal.f.Stat()
+	if err != nil {
+		s.applied = journalState{}
+		return
+	}
+	s.applied = journalState{ino: fileInode(s.journal.f), size: fi.Size(), mod: fi.ModTime()}
 }
 
 // rollForwardEntry puts the object file of e in e's state when its writer
@@ -869,8 +913,15 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 	}
 	e := &entry{RV: rv, Type: typ, Resource: r.plural, Namespace: obj.GetNamespace(), Name: obj.GetName(), Object: js}
 	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
+	// The renames of the newest groups become durable before this write's
+	// (see recentDirs); this write fsyncs its own directory.
+	recentSynced := s.syncDirsAsync(s.recentDirs())
 	if typ == Deleted {
-		if err := s.journal.append(e); err != nil {
+		err := s.journal.append(e)
+		if derr := recentSynced(); derr != nil && err == nil {
+			err = errors.Join(derr, s.journal.rollback(before))
+		}
+		if err != nil {
 			return err
 		}
 		if err := s.removeObjectFile(path, rv); err != nil {
@@ -891,6 +942,11 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		// the rename, so their two fsyncs overlap; the rename waits for both,
 		// which keeps "journal first" for every file a reader can see.
 		tmp, release, err := s.journalAndTemp(e, path, rv, obj.Object, js)
+		if derr := recentSynced(); derr != nil && err == nil {
+			tmp.Discard()
+			release()
+			err = derr
+		}
 		if err != nil {
 			if cur, serr := s.journal.size(); serr == nil && cur > before {
 				// The entry is durable but the file's content is not: take
@@ -933,6 +989,7 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 	}
 	s.writeMark(rv)
 	s.compactIfLarge()
+	s.rememberApplied()
 	return nil
 }
 
