@@ -152,6 +152,10 @@ type Temp struct {
 	// kept is set once an exchange put the new content in place and kept it.
 	kept bool
 	io   IO
+	// unsynced is the temp file, still open, while its content awaits Sync.
+	unsynced *os.File
+	// deferDirSync is set by PlaceIf: the caller fsyncs the directory.
+	deferDirSync bool
 }
 
 // WriteTemp writes data to a temp file in path's directory with mode perm
@@ -180,6 +184,17 @@ const TempPrefix = ".tmp-"
 // which the caller keeps open until the Temp is installed or discarded.
 // Its writes and fsync go through io.
 func WriteTempAt(dir *os.File, name string, data []byte, perm os.FileMode, io IO) (*Temp, error) {
+	return writeTempAt(dir, name, data, perm, io, true)
+}
+
+// WriteTempAtUnsynced is WriteTempAt without the fsync of the content,
+// which Sync makes later: a group commit fsyncs the content of several
+// temp files and its journal at once, rather than one after the other.
+func WriteTempAtUnsynced(dir *os.File, name string, data []byte, perm os.FileMode, io IO) (*Temp, error) {
+	return writeTempAt(dir, name, data, perm, io, false)
+}
+
+func writeTempAt(dir *os.File, name string, data []byte, perm os.FileMode, io IO, sync bool) (*Temp, error) {
 	path := filepath.Join(dir.Name(), name)
 	var f *os.File
 	var tmp string
@@ -199,10 +214,14 @@ func WriteTempAt(dir *os.File, name string, data []byte, perm os.FileMode, io IO
 		return nil, fmt.Errorf("writing %s: no free temp name", path)
 	}
 	t := &Temp{dir: dir, dirPath: dir.Name(), tmp: tmp, target: name, io: io}
-	if err := fill(f, data, perm, io); err != nil {
+	if err := fill(f, data, perm, io, sync); err != nil {
 		_ = f.Close()
 		t.Discard()
 		return nil, fmt.Errorf("writing %s: %w", path, err)
+	}
+	if !sync {
+		t.unsynced = f
+		return t, nil
 	}
 	if err := f.Close(); err != nil {
 		t.Discard()
@@ -211,8 +230,9 @@ func WriteTempAt(dir *os.File, name string, data []byte, perm os.FileMode, io IO
 	return t, nil
 }
 
-// fill writes data to f, sets its mode when it is not 0600, and fsyncs it.
-func fill(f *os.File, data []byte, perm os.FileMode, io IO) error {
+// fill writes data to f, sets its mode when it is not 0600, and fsyncs it
+// when sync is set.
+func fill(f *os.File, data []byte, perm os.FileMode, io IO, sync bool) error {
 	for len(data) > 0 {
 		n, err := io.Write(f, data)
 		if err != nil {
@@ -225,7 +245,52 @@ func fill(f *os.File, data []byte, perm os.FileMode, io IO) error {
 			return err
 		}
 	}
+	if !sync {
+		return nil
+	}
 	return io.Sync(f)
+}
+
+// Sync makes the content of a temp file from WriteTempAtUnsynced durable
+// and closes it; for any other Temp it does nothing. A failed fsync is not
+// retried (the kernel may have dropped the pages): discard the Temp.
+func (t *Temp) Sync() error {
+	f := t.unsynced
+	if f == nil {
+		return nil
+	}
+	t.unsynced = nil
+	err := t.io.Sync(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", filepath.Join(t.dirPath, t.target), err)
+	}
+	return nil
+}
+
+// PlaceIf is InstallIf without the directory fsync, which the caller makes
+// with SyncDir once for several Temps placed in the same directory. The
+// content must have been synced (see Sync).
+func (t *Temp) PlaceIf(stillWanted func(replaced string) bool) error {
+	t.deferDirSync = true
+	return t.InstallIf(stillWanted)
+}
+
+// Dir is the path of the directory the Temp's names are in.
+func (t *Temp) Dir() string { return t.dirPath }
+
+// SyncDir fsyncs the Temp's directory, making its renames durable.
+func (t *Temp) SyncDir() error { return t.syncDir() }
+
+// installed ends an installation: the directory is fsynced unless the
+// caller does it (PlaceIf).
+func (t *Temp) installed() error {
+	if t.deferDirSync {
+		return nil
+	}
+	return t.syncDir()
 }
 
 func (t *Temp) dirfd() int { return int(t.dir.Fd()) }
@@ -248,7 +313,7 @@ func (t *Temp) Install() error {
 		return fmt.Errorf("replacing %s: %w", filepath.Join(t.dirPath, t.target), err)
 	}
 	t.renamed = true
-	return t.syncDir()
+	return t.installed()
 }
 
 // InstallIf exchanges the temp file with the file at its path, keeping the
@@ -311,6 +376,10 @@ func (t *Temp) Release() {
 // Discard removes the file under the temp name, if any, and releases the
 // directory.
 func (t *Temp) Discard() {
+	if t.unsynced != nil {
+		_ = t.unsynced.Close()
+		t.unsynced = nil
+	}
 	if t.dir == nil {
 		return
 	}
@@ -358,7 +427,7 @@ func (t *Temp) exchangeIfWanted(stillWanted func(replaced string) bool) error {
 	}
 	if stillWanted(t.Name()) {
 		t.kept = true
-		return t.syncDir()
+		return t.installed()
 	}
 	// Someone saved a newer version just before the exchange: give it back.
 	// Another save may land at path meanwhile, replacing the file just put
@@ -383,7 +452,7 @@ func (t *Temp) exchangeIfWanted(stillWanted func(replaced string) bool) error {
 			return err
 		}
 		if st, ok := was.Sys().(*syscall.Stat_t); ok && st.Ino == came.Ino && st.Dev == came.Dev {
-			return t.syncDir()
+			return t.installed()
 		}
 		placed = next
 	}

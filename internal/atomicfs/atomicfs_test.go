@@ -415,3 +415,84 @@ func TestWriteThroughASymlinkedDirectoryIsRefused(t *testing.T) {
 	wantContent(t, target, "outside\n")
 	wantContent(t, leaf, "new\n")
 }
+
+// countingIO is Real, counting the fsyncs of files and of directories.
+type countingIO struct{ files, dirs int }
+
+func (c *countingIO) Write(f *os.File, b []byte) (int, error) { return Real.Write(f, b) }
+
+func (c *countingIO) Sync(f *os.File) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		c.dirs++
+	} else {
+		c.files++
+	}
+	return Real.Sync(f)
+}
+
+// TestPlaceIfLeavesTheFsyncsToTheCaller checks the steps of a group
+// commit's write: content written without an fsync, fsynced by Sync, put
+// in place by PlaceIf without a directory fsync, which SyncDir makes.
+func TestPlaceIfLeavesTheFsyncsToTheCaller(t *testing.T) {
+	tests := []struct {
+		name        string
+		existing    bool
+		stillWanted func(string) bool
+	}{
+		{name: "create (rename)"},
+		{name: "replace (exchange)", existing: true, stillWanted: func(string) bool { return true }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			target := filepath.Join(dir, "f")
+			if tt.existing {
+				if err := os.WriteFile(target, []byte("old"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := OpenDir(dir, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = d.Close() }()
+			io := &countingIO{}
+			tmp, err := WriteTempAtUnsynced(d, "f", []byte("new"), 0o600, io)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tmp.Discard()
+			if io.files != 0 {
+				t.Fatalf("%d fsyncs before Sync, want 0", io.files)
+			}
+			if err := tmp.Sync(); err != nil {
+				t.Fatal(err)
+			}
+			if err := tmp.Sync(); err != nil { // a second Sync does nothing
+				t.Fatal(err)
+			}
+			if err := tmp.PlaceIf(tt.stillWanted); err != nil {
+				t.Fatal(err)
+			}
+			if io.files != 1 || io.dirs != 0 {
+				t.Fatalf("%d file and %d directory fsyncs after PlaceIf, want 1 and 0", io.files, io.dirs)
+			}
+			if got, _ := os.ReadFile(target); string(got) != "new" {
+				t.Fatalf("target holds %q, want %q", got, "new")
+			}
+			if tmp.Dir() != dir {
+				t.Fatalf("Dir() = %s, want %s", tmp.Dir(), dir)
+			}
+			if err := tmp.SyncDir(); err != nil {
+				t.Fatal(err)
+			}
+			if io.dirs != 1 {
+				t.Fatalf("%d directory fsyncs after SyncDir, want 1", io.dirs)
+			}
+		})
+	}
+}

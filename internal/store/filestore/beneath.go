@@ -115,9 +115,19 @@ func (s *Store) openStoreDir(rel string, create bool) (*os.File, error) {
 		path := filepath.Join(cur.Name(), c)
 		fd, err := unix.Openat(int(cur.Fd()), c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if errors.Is(err, unix.ENOENT) && create {
-			if err := unix.Mkdirat(int(cur.Fd()), c, 0o700); err != nil && !errors.Is(err, unix.EEXIST) {
+			merr := unix.Mkdirat(int(cur.Fd()), c, 0o700)
+			if merr != nil && !errors.Is(merr, unix.EEXIST) {
 				_ = cur.Close()
-				return nil, &os.PathError{Op: "mkdir", Path: path, Err: err}
+				return nil, &os.PathError{Op: "mkdir", Path: path, Err: merr}
+			}
+			// The new directory's name is durable only once its parent is
+			// fsynced; without that a power loss could drop the directory
+			// and every file written in it.
+			if merr == nil {
+				if err := s.io.Sync(cur); err != nil {
+					_ = cur.Close()
+					return nil, fmt.Errorf("syncing %s: %w", cur.Name(), err)
+				}
 			}
 			fd, err = unix.Openat(int(cur.Fd()), c, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		}

@@ -24,6 +24,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -52,6 +53,11 @@ type entry struct {
 	Namespace string          `json:"namespace,omitempty"`
 	Name      string          `json:"name,omitempty"`
 	Object    json.RawMessage `json:"object,omitempty"`
+	// Group is the entry's place in its group commit: 0 for the first (or
+	// only) entry, n for the entry n after it. A writer killed during a
+	// group commit may leave every entry of its group unapplied, so the
+	// roll-forward reads back by whole groups (see Store.rollForward).
+	Group int `json:"group,omitempty"`
 
 	// corrupt is set, by a journalReader only, for a line that does not decode.
 	corrupt *corruptLine
@@ -139,6 +145,88 @@ func (j *journal) append(e *entry) error {
 		j.rememberTail(&last, fi)
 	}
 	return nil
+}
+
+// appendUnsynced writes e as one line without fsyncing it, for a group
+// commit, which fsyncs the journal once for all its entries (see sync). It
+// returns the journal's size before the line. The caller holds the write
+// lock. A failed write is cut back at once.
+func (j *journal) appendUnsynced(e *entry) (int64, error) {
+	if j.broken != nil {
+		return 0, j.broken
+	}
+	line, err := json.Marshal(e)
+	if err != nil {
+		return 0, err
+	}
+	line = append(line, '\n')
+	j.forgetTail()
+	before, err := j.size()
+	if err != nil {
+		return 0, err
+	}
+	if _, err := j.io.Write(j.f, line); err != nil {
+		return 0, errors.Join(err, j.rollback(before))
+	}
+	if fi, err := j.f.Stat(); err == nil {
+		last := *e
+		last.Object = append(json.RawMessage(nil), e.Object...)
+		j.rememberTail(&last, fi)
+	}
+	return before, nil
+}
+
+// sync fsyncs the journal, making the entries written by appendUnsynced
+// durable. After a failure the caller rolls the journal back (see
+// rollback), never retrying the fsync.
+func (j *journal) sync() error { return j.io.Sync(j.f) }
+
+// lastGroups returns the entries of the newest n group commits, oldest
+// first (see entry.Group). The caller holds the write lock, after repairTail.
+func (j *journal) lastGroups(n int) ([]*entry, error) {
+	last, err := j.lastEntry()
+	if err != nil || last == nil {
+		return nil, err
+	}
+	group := []*entry{last}
+	if last.Group == 0 {
+		n--
+	}
+	if n == 0 {
+		return group, nil
+	}
+	fi, err := j.f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	top, err := lastNewline(j.f, fi.Size()-1)
+	if err != nil {
+		return nil, err
+	}
+	for n > 0 && top > 0 {
+		start, err := lastNewline(j.f, top-1)
+		if err != nil {
+			return nil, err
+		}
+		line := make([]byte, top-start)
+		if _, err := j.f.ReadAt(line, start); err != nil {
+			return nil, err
+		}
+		top = start
+		e := &entry{}
+		if json.Unmarshal(line, e) != nil || e.RV == 0 {
+			break
+		}
+		if e.RV >= group[len(group)-1].RV {
+			continue // the newest entry itself, when a corrupt line follows it
+		}
+		group = append(group, e)
+		if e.Group == 0 {
+			n--
+		}
+	}
+	slices.Reverse(group)
+	return group, nil
 }
 
 // rollback cuts the journal back to size, taking back the entries of a

@@ -152,7 +152,7 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 		}
 		return obj, nil
 	}
-	err := s.withWriteLock(func() error {
+	err := s.groupWrite(s.objectPath(r, obj.GetNamespace(), obj.GetName()), func() error {
 		if fileExists(s.objectPath(r, obj.GetNamespace(), obj.GetName())) {
 			return apierrors.NewAlreadyExists(r.groupResource(), obj.GetName())
 		}
@@ -191,7 +191,7 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 		return nil, apierrors.NewNotFound(r.groupResource(), in.GetName()+"/status")
 	}
 	var out *unstructured.Unstructured
-	err := s.withWriteLock(func() error {
+	err := s.groupWrite(s.objectPath(r, in.GetNamespace(), in.GetName()), func() error {
 		old, err := s.currentLocked(ctx, r, in.GetNamespace(), in.GetName())
 		if err != nil {
 			return err
@@ -331,7 +331,7 @@ func (s *Store) remove(ctx context.Context, r *resource, namespace, name string,
 		return err
 	}
 	var gone *unstructured.Unstructured
-	err := s.withWriteLock(func() error {
+	err := s.groupWrite(s.objectPath(r, namespace, name), func() error {
 		obj, err := s.currentLocked(ctx, r, namespace, name)
 		if err != nil {
 			return err

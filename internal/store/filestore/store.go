@@ -40,6 +40,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,6 +149,14 @@ type Store struct {
 	// lock is the lock file while the write lock is held, nil otherwise;
 	// it holds the resourceVersion mark.
 	lock *os.File
+	// writes queues this process's writes for the group commit (see groupcommit.go).
+	writes writeQueue
+	// group is the group commit running under the write lock, or nil.
+	group *stagedGroup
+	// applied identifies the journal as this process left it after its
+	// last write, every entry applied; while the journal is still so, no
+	// other writer has come since and the roll-forward has nothing to do.
+	applied journalState
 }
 
 // ErrNoStore is returned by Open with Options.MustExist, and by Inspect,
@@ -415,30 +424,106 @@ func (s *Store) withReadLock(fn func() error) error {
 	return fn()
 }
 
+// rollForward completes the newest two group commits of the journal (see
+// entry.Group and recentDirs): a writer may have died after appending its
+// entries and before renaming their files into place, and a power loss may
+// have dropped renames not yet fsynced. The journal is fsynced before any
+// file is rolled forward, as a live writer would have done.
 func (s *Store) rollForward() error {
-	e, err := s.journal.lastEntry()
-	if err != nil || e == nil || e.RV == 0 {
-		return err
-	}
-	r, ok := s.byPlural[e.Resource]
-	if !ok {
+	if s.applied.matches(s.journal.f) {
 		return nil
 	}
+	entries, err := s.journal.lastGroups(2)
+	if err != nil {
+		return err
+	}
+	// Only the newest entry of each object counts.
+	seen := map[string]bool{}
+	var todo []*entry
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		key := e.Resource + "/" + e.Namespace + "/" + e.Name
+		if e.RV == 0 || seen[key] {
+			continue
+		}
+		seen[key] = true
+		todo = append(todo, e)
+	}
+	synced := false
+	for _, e := range slices.Backward(todo) {
+		r, ok := s.byPlural[e.Resource]
+		if !ok {
+			continue
+		}
+		err := s.rollForwardEntry(r, e, func() error {
+			if synced {
+				return nil
+			}
+			synced = true
+			return s.journal.sync()
+		})
+		if err != nil {
+			return err
+		}
+	}
+	s.rememberApplied()
+	return nil
+}
+
+// journalState identifies the journal file's state: inode, size and
+// modification time.
+type journalState struct {
+	ino  uint64
+	size int64
+	mod  time.Time
+}
+
+// matches tells whether f is still in state js.
+func (js journalState) matches(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && js.ino != 0 && js.ino == fileInode(f) && fi.Size() == js.size && fi.ModTime().Equal(js.mod)
+}
+
+// rememberApplied records the journal's state as one with every entry
+// applied. The caller holds the write lock.
+func (s *Store) rememberApplied() {
+	fi, err := s.journal.f.Stat()
+	if err != nil {
+		s.applied = journalState{}
+		return
+	}
+	s.applied = journalState{ino: fileInode(s.journal.f), size: fi.Size(), mod: fi.ModTime()}
+}
+
+// rollForwardEntry puts the object file of e in e's state when its writer
+// died before doing so, after calling durable.
+func (s *Store) rollForwardEntry(r *resource, e *entry, durable func() error) error {
 	path := s.objectPath(r, e.Namespace, e.Name)
 	fileRV, ok := s.readHeaderRV(path)
 	switch {
 	case e.Type == Deleted && ok && fileRV < e.RV:
+		if err := durable(); err != nil {
+			return err
+		}
 		s.log.Info("rolling forward an interrupted delete", "file", path, "resourceVersion", e.RV)
 		return s.removeDurable(path)
 	case e.Type != Deleted && ok && fileRV < e.RV:
+		if err := durable(); err != nil {
+			return err
+		}
 		s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
 		return s.writeObjectFile(path, e.RV, e.Object)
 	case e.Type != Deleted && !s.exists(path):
 		// Either the writer died before renaming its file into place (its
 		// complete temp file is still beside the path), or the write was
 		// applied and a person removed the file since: that is a deletion,
-		// which a roll-forward must not undo.
+		// which a roll-forward must not undo. (A power loss may also have
+		// dropped the temp file of a write never acknowledged; recording
+		// the deletion takes that write back.)
 		if s.pendingTemp(path, e.RV) {
+			if err := durable(); err != nil {
+				return err
+			}
 			s.log.Info("rolling forward an interrupted write", "file", path, "resourceVersion", e.RV)
 			return s.writeObjectFile(path, e.RV, e.Object)
 		}
@@ -802,6 +887,14 @@ func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructure
 // store's form only while it is still the one that was read (adopted), so a
 // person's newer edit is never overwritten; that edit is adopted on its own.
 func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
+	if s.group != nil {
+		if typ != Deleted && adopted == nil {
+			return s.stage(r, typ, obj)
+		}
+		// A deletion or an adoption is rare: it is made on its own, after
+		// the writes staged before it.
+		s.flushGroup()
+	}
 	before, err := s.journal.size()
 	if err != nil {
 		return err
@@ -820,8 +913,15 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 	}
 	e := &entry{RV: rv, Type: typ, Resource: r.plural, Namespace: obj.GetNamespace(), Name: obj.GetName(), Object: js}
 	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
+	// The renames of the newest groups become durable before this write's
+	// (see recentDirs); this write fsyncs its own directory.
+	recentSynced := s.syncDirsAsync(s.recentDirs())
 	if typ == Deleted {
-		if err := s.journal.append(e); err != nil {
+		err := s.journal.append(e)
+		if derr := recentSynced(); derr != nil && err == nil {
+			err = errors.Join(derr, s.journal.rollback(before))
+		}
+		if err != nil {
 			return err
 		}
 		if err := s.removeObjectFile(path, rv); err != nil {
@@ -842,6 +942,11 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		// the rename, so their two fsyncs overlap; the rename waits for both,
 		// which keeps "journal first" for every file a reader can see.
 		tmp, release, err := s.journalAndTemp(e, path, rv, obj.Object, js)
+		if derr := recentSynced(); derr != nil && err == nil {
+			tmp.Discard()
+			release()
+			err = derr
+		}
 		if err != nil {
 			if cur, serr := s.journal.size(); serr == nil && cur > before {
 				// The entry is durable but the file's content is not: take
@@ -883,12 +988,19 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 		}
 	}
 	s.writeMark(rv)
+	s.compactIfLarge()
+	s.rememberApplied()
+	return nil
+}
+
+// compactIfLarge compacts the journal when it has grown beyond the limit.
+// The caller holds the write lock, with no write staged.
+func (s *Store) compactIfLarge() {
 	if size, err := s.journal.size(); err == nil && size > s.limit {
 		if err := s.journal.compact(s.keep); err != nil {
 			s.log.Error(err, "compacting the journal")
 		}
 	}
-	return nil
 }
 
 // removeObjectFile removes a deleted object's file. A file holding a

@@ -1,0 +1,346 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package filestore
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/tether-dev/tether/internal/atomicfs"
+)
+
+// Group commit: the writes of one process that arrive while another write
+// is waiting for the disk share its fsyncs. The first writer to find no
+// write in progress leads: it takes the write lock once and runs every
+// write queued by then, each appending its journal entry and writing its
+// file's new content to a temp file without an fsync; then it fsyncs the
+// journal, the temp files and the directories of the groups before (see
+// recentDirs) at once, renames each temp file into place and acknowledges
+// them all. Writes arriving
+// meanwhile queue for the next group, led by the first of them. Nothing is
+// visible to a reader holding a lock before it is durable, as before: the
+// lock is held from the first append to the last rename. Two writes of one
+// object never share a group, since the second must read the first's file.
+
+// writeRequest is one write waiting for, or run by, a group commit.
+type writeRequest struct {
+	// path is the object file the write is about.
+	path string
+	fn   func() error
+	err  error
+	// wake tells a waiting writer that its write is done (false) or that
+	// it leads the next group (true).
+	wake chan bool
+}
+
+// writeQueue holds the writes waiting for the group commit in progress.
+type writeQueue struct {
+	mu      sync.Mutex
+	queue   []*writeRequest
+	leading bool
+}
+
+// stagedWrite is a write of the group in progress whose journal entry and
+// temp file are written but not yet durable, and not in place.
+type stagedWrite struct {
+	req *writeRequest
+	// before is the journal's size before the entry.
+	before      int64
+	rv          uint64
+	tmp         *atomicfs.Temp
+	release     func()
+	stillWanted func(string) bool
+}
+
+// stagedGroup is the group commit the leader is running. It is set only
+// while the write lock is held.
+type stagedGroup struct {
+	req   *writeRequest
+	items []*stagedWrite
+	paths map[string]bool
+	// recent are the directories of the newest two groups in the journal
+	// before this one (see recentDirs), taken when the first write is staged.
+	recent []string
+}
+
+// groupWrite runs fn, a write of the object file at path, holding the
+// write lock, in a group commit with the writes of this process queued
+// meanwhile (see above). fn's commit is durable when groupWrite returns nil.
+func (s *Store) groupWrite(path string, fn func() error) error {
+	req := &writeRequest{path: path, fn: fn, wake: make(chan bool, 1)}
+	s.writes.mu.Lock()
+	s.writes.queue = append(s.writes.queue, req)
+	lead := !s.writes.leading
+	s.writes.leading = true
+	s.writes.mu.Unlock()
+	if !lead && !<-req.wake {
+		return req.err
+	}
+	s.writes.mu.Lock()
+	reqs := s.writes.queue
+	s.writes.queue = nil
+	s.writes.mu.Unlock()
+	s.runGroup(reqs)
+	for _, r := range reqs {
+		if r != req {
+			r.wake <- false
+		}
+	}
+	s.writes.mu.Lock()
+	if len(s.writes.queue) > 0 {
+		// Leadership passes on, so that no writer leads for ever.
+		s.writes.queue[0].wake <- true
+	} else {
+		s.writes.leading = false
+	}
+	s.writes.mu.Unlock()
+	return req.err
+}
+
+// runGroup runs the writes of one group commit and sets their errors.
+func (s *Store) runGroup(reqs []*writeRequest) {
+	err := s.withWriteLock(func() error {
+		s.group = &stagedGroup{paths: map[string]bool{}}
+		defer func() { s.group = nil }()
+		for _, r := range reqs {
+			if s.group.paths[r.path] {
+				s.flushGroup()
+			}
+			s.group.req = r
+			staged := len(s.group.items)
+			if err := r.fn(); err != nil {
+				// A write that fails after staging its entry (no caller
+				// does) must not take effect: its entries are the newest.
+				s.unstage(staged)
+				r.err = err
+			}
+		}
+		s.flushGroup()
+		return nil
+	})
+	if err != nil {
+		for _, r := range reqs {
+			r.err = errors.Join(r.err, err)
+		}
+	}
+}
+
+// stage is commit within a group commit: it appends obj's entry to the
+// journal and writes its file's content to a temp file, neither fsynced,
+// for flushGroup to make durable and put in place. The caller holds the
+// write lock.
+func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured) error {
+	g := s.group
+	last, err := s.baseRV()
+	if err != nil {
+		return err
+	}
+	rv := last + 1
+	obj.SetResourceVersion(strconv.FormatUint(rv, 10))
+	js, err := obj.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	body, err := objectYAML(obj.Object, js)
+	if err != nil {
+		return err
+	}
+	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
+	if len(g.items) == 0 {
+		g.recent = s.recentDirs()
+	}
+	dir, err := s.openParent(path, true)
+	if err != nil {
+		return err
+	}
+	tmp, err := atomicfs.WriteTempAtUnsynced(dir, filepath.Base(path), append([]byte(fileHeader(rv, body)), body...), 0o600, s.io)
+	if err != nil {
+		_ = dir.Close()
+		return err
+	}
+	e := &entry{RV: rv, Type: typ, Resource: r.plural, Namespace: obj.GetNamespace(), Name: obj.GetName(), Object: js, Group: len(g.items)}
+	before, err := s.journal.appendUnsynced(e)
+	if err != nil {
+		tmp.Discard()
+		_ = dir.Close()
+		return err
+	}
+	w := &stagedWrite{req: g.req, before: before, rv: rv, tmp: tmp, release: func() { _ = dir.Close() }}
+	if typ == Modified {
+		// Replace only the store's own version: a person's save that landed
+		// after this update read the object is kept and adopted on its own.
+		w.stillWanted = s.storeWritten
+	}
+	g.items = append(g.items, w)
+	g.paths[path] = true
+	return nil
+}
+
+// unstage takes back the staged writes from index from on, the newest of
+// the journal.
+func (s *Store) unstage(from int) {
+	g := s.group
+	if from >= len(g.items) {
+		return
+	}
+	err := s.journal.rollback(g.items[from].before)
+	for _, w := range g.items[from:] {
+		w.tmp.Discard()
+		w.release()
+		if err != nil {
+			w.req.err = errors.Join(w.req.err, err)
+		}
+	}
+	g.items = g.items[:from]
+}
+
+// flushGroup makes the staged writes durable and puts them in place: one
+// fsync of the journal alongside those of the temp files and of the
+// directories (see recentDirs), then the renames in journal order. A
+// write that fails there takes every later one of the group with it, as
+// the journal is cut back to its entry. The caller holds the write lock.
+func (s *Store) flushGroup() {
+	g := s.group
+	items := g.items
+	g.items, g.paths = nil, map[string]bool{}
+	if len(items) == 0 {
+		return
+	}
+	dirs := g.recent
+	for _, w := range items {
+		if !slices.Contains(dirs, w.tmp.Dir()) {
+			dirs = append(dirs, w.tmp.Dir())
+		}
+	}
+	var wg sync.WaitGroup
+	var journalErr error
+	tempErrs := make([]error, len(items))
+	dirErrs := make([]error, len(dirs))
+	wg.Go(func() { journalErr = s.journal.sync() })
+	for i, w := range items {
+		wg.Go(func() { tempErrs[i] = w.tmp.Sync() })
+	}
+	for i, d := range dirs {
+		wg.Go(func() { dirErrs[i] = s.syncDir(d) })
+	}
+	wg.Wait()
+	failed, failure := len(items), errors.Join(journalErr, errors.Join(dirErrs...))
+	if failure != nil {
+		failed = 0
+	} else {
+		for i, err := range tempErrs {
+			if err != nil {
+				failed, failure = i, err
+				break
+			}
+		}
+	}
+	for i, w := range items[:failed] {
+		if err := w.tmp.PlaceIf(w.stillWanted); err != nil {
+			if w.tmp.Placed() {
+				err = errors.Join(err, w.tmp.Undo())
+			}
+			failed, failure = i, err
+			break
+		}
+	}
+	if failed < len(items) {
+		failure = errors.Join(failure, s.journal.rollback(items[failed].before))
+		for _, w := range items[failed:] {
+			w.req.err = errors.Join(w.req.err, failure)
+		}
+	} else {
+		s.writeMark(items[len(items)-1].rv)
+	}
+	for _, w := range items {
+		if w.tmp.Left() {
+			// Unreachable under its temp name; see commitIf.
+			s.removeLater(w.tmp.Name())
+		}
+		w.release()
+	}
+	if failed > 0 {
+		s.compactIfLarge()
+	}
+	s.rememberApplied()
+}
+
+// recentDirs returns the directories of the object files of the newest two
+// groups in the journal. A group's renames are not fsynced by their
+// writer: the next group fsyncs their directories alongside its journal
+// fsync, before its own renames. So at any moment only the renames of the
+// newest two groups may not be durable, and after a power loss the
+// roll-forward redoes those from the journal (see rollForward). The
+// caller holds the write lock.
+func (s *Store) recentDirs() []string {
+	entries, err := s.journal.lastGroups(2)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, e := range entries {
+		r, ok := s.byPlural[e.Resource]
+		if !ok || e.RV == 0 {
+			continue
+		}
+		if d := s.objectDir(r, e.Namespace); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// syncDir fsyncs the store directory at path, when it exists.
+func (s *Store) syncDir(path string) error {
+	rel, err := s.rel(path)
+	if err != nil {
+		return err
+	}
+	dir, err := s.openStoreDir(rel, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }()
+	if err := s.io.Sync(dir); err != nil {
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDirsAsync fsyncs dirs in the background; the returned function
+// waits for them and returns their errors.
+func (s *Store) syncDirsAsync(dirs []string) func() error {
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Go(func() { errs[i] = s.syncDir(d) })
+	}
+	return func() error {
+		wg.Wait()
+		return errors.Join(errs...)
+	}
+}
