@@ -265,6 +265,12 @@ func (r *WorkerReconciler) finalize(ctx context.Context, w *v1.Worker) error {
 			return err
 		}
 	}
+	if p, ok := r.procs.get(key); ok && p.next != nil {
+		// A restart whose crash record was never stored.
+		if err := r.stop(w, p.next.id); err != nil {
+			return err
+		}
+	}
 	r.procs.forgetAll(key)
 	if clearsAssignee(w) {
 		// The Hook reconciler frees the Hooks of a Worker being deleted; the

@@ -45,6 +45,14 @@ type proc struct {
 	// requested is set when the reconciler stopped the process itself, so
 	// its exit is not a crash.
 	requested bool
+	// seenAlive is set when this run followed the process while it ran
+	// (a child it launched, or a watch that found it running): no earlier
+	// run of the reconciler can then have started its successor.
+	seenAlive bool
+	// next is the process started after this one's crash whose crash
+	// record is not stored yet: the restart comes before the record, and
+	// the record's write is retried with this process until it is stored.
+	next *launched
 	// stopWatch ends a pidfd watch; nil for a waited-on child.
 	stopWatch func()
 }
@@ -70,7 +78,7 @@ func (t *procTable) get(key types.NamespacedName) (proc, bool) {
 
 // child registers a launched child whose exit arrives on exits.
 func (t *procTable) child(key types.NamespacedName, id supervise.Identity, exits <-chan supervise.Exit) {
-	p := &proc{id: id}
+	p := &proc{id: id, seenAlive: true}
 	t.put(key, p)
 	go t.deliver(key, p, exits)
 }
@@ -90,10 +98,21 @@ func (t *procTable) watch(key types.NamespacedName, id supervise.Identity) error
 		p.exit = &e
 		t.put(key, p)
 	default:
+		p.seenAlive = true
 		t.put(key, p)
 		go t.deliver(key, p, exits)
 	}
 	return nil
+}
+
+// setNext records l as the process started after the crash of the process
+// id of key, until the crash record is stored.
+func (t *procTable) setNext(key types.NamespacedName, id supervise.Identity, l *launched) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.procs[key]; ok && p.id == id {
+		p.next = l
+	}
 }
 
 func (t *procTable) put(key types.NamespacedName, p *proc) {
