@@ -180,11 +180,13 @@ func newWorkerReconciler(c client.Client, reader client.Reader, rec events.Event
 	if pending <= 0 {
 		pending = DefaultPodPendingTimeout
 	}
-	return &WorkerReconciler{
+	r := &WorkerReconciler{
 		client: c, reader: reader, recorder: rec, host: host, bootID: boot,
 		logDir: logDir, env: slices.Clone(opts.Env), grace: grace, procs: newProcTable(), now: time.Now,
 		podPendingTimeout: pending,
-	}, nil
+	}
+	r.procs.restart = r.restartAtExit
+	return r, nil
 }
 
 // Reconcile drives one Worker toward a supervised, running process.

@@ -65,7 +65,7 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 	if ok && p.next != nil && p.id != id {
 		if p.next.id == id {
 			// The crash record was stored though its write reported an error.
-			if err := r.track(key, p.next); err != nil {
+			if err := r.track(key, p.next, w); err != nil {
 				return err
 			}
 		} else {
@@ -97,7 +97,44 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 		return r.stop(w, id)
 	}
 	setPhase(&w.Status, workerfsm.Alive)
-	return r.writeStatusIfChanged(ctx, w)
+	if err := r.writeStatusIfChanged(ctx, w); err != nil {
+		return err
+	}
+	r.procs.arm(key, id, restartPlan(w))
+	return nil
+}
+
+// restartPlan is the copy of w that a crash of its process is decided on
+// when the exit is delivered, or nil when that crash is left to the
+// reconcile: w is not restarted automatically, is being deleted, or runs
+// in tmux (whose session a launch replaces).
+func restartPlan(w *v1.Worker) *v1.Worker {
+	if !w.Spec.Restart.Auto || len(w.Spec.Command) == 0 || w.Spec.Adopt != nil || w.Spec.Tmux != nil || w.Spec.Template != nil || !w.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	return w.DeepCopy()
+}
+
+// restartAtExit starts the successor of a crashed process from plan, the
+// Worker as last stored or seen with that process, if the restart policy
+// restarts this crash. It runs when the exit is delivered, before any
+// reconcile: the restart waits for no queue, cache read or store write.
+// The reconcile then writes the crash record with this process, or, when
+// this returns nil, decides itself.
+func (r *WorkerReconciler) restartAtExit(plan *v1.Worker, exit supervise.Exit) *launched {
+	if exit.Reason == supervise.ReasonExited && exit.ExitCode == 0 {
+		return nil
+	}
+	if Decide(&plan.Spec, &plan.Status, r.now()) != ActionRestart {
+		return nil
+	}
+	l, err := r.launch(context.Background(), plan, true, false)
+	if err != nil {
+		// The reconcile tries again and records the failure.
+		return nil
+	}
+	failpointRestarted(l)
+	return l
 }
 
 // stop ends the process id of w and its group, and its tmux session.
@@ -241,13 +278,16 @@ func (r *WorkerReconciler) assignedHook(ctx context.Context, w *v1.Worker) strin
 	return name
 }
 
-// track makes the procTable follow a launched process.
-func (r *WorkerReconciler) track(key types.NamespacedName, l *launched) error {
+// track makes the procTable follow a launched process, which w's status
+// now records.
+func (r *WorkerReconciler) track(key types.NamespacedName, l *launched, w *v1.Worker) error {
 	if l.exits != nil {
 		r.procs.child(key, l.id, l.exits)
-		return nil
+	} else if err := r.procs.watch(key, l.id); err != nil {
+		return err
 	}
-	return r.procs.watch(key, l.id)
+	r.procs.arm(key, l.id, restartPlan(w))
+	return nil
 }
 
 // abandon stops a launched process whose status could not be recorded,
@@ -311,7 +351,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		metrics.WorkerRestarts.Inc()
 	}
 	r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStarted, "Launch", "started %s, logging to %s", l.id, l.logFile)
-	return r.track(key, l)
+	return r.track(key, l, w)
 }
 
 func (r *WorkerReconciler) startFailed(ctx context.Context, w *v1.Worker, cause error) error {
@@ -439,7 +479,7 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc)
 	}
 	if l != nil {
 		metrics.WorkerRestarted(exit.Time, l.at)
-		if err := r.track(key, l); err != nil {
+		if err := r.track(key, l, w); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,9 @@ type procTable struct {
 	events chan event.GenericEvent
 	done   chan struct{}
 	closed bool
+	// restart starts the successor of a crashed process from its plan
+	// (restartPlan) as soon as the exit is delivered, or returns nil.
+	restart func(plan *v1.Worker, exit supervise.Exit) *launched
 }
 
 // proc is one watched process.
@@ -53,6 +56,11 @@ type proc struct {
 	// record is not stored yet: the restart comes before the record, and
 	// the record's write is retried with this process until it is stored.
 	next *launched
+	// plan is the Worker as the reconciler last stored or saw it with this
+	// process (restartPlan): what a crash is decided on when the exit is
+	// delivered, before any reconcile. Nil leaves the restart to the
+	// reconcile.
+	plan *v1.Worker
 	// stopWatch ends a pidfd watch; nil for a waited-on child.
 	stopWatch func()
 }
@@ -105,6 +113,15 @@ func (t *procTable) watch(key types.NamespacedName, id supervise.Identity) error
 	return nil
 }
 
+// arm sets the restart plan of the process id of key.
+func (t *procTable) arm(key types.NamespacedName, id supervise.Identity, plan *v1.Worker) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.procs[key]; ok && p.id == id {
+		p.plan = plan
+	}
+}
+
 // setNext records l as the process started after the crash of the process
 // id of key, until the crash record is stored.
 func (t *procTable) setNext(key types.NamespacedName, id supervise.Identity, l *launched) {
@@ -137,6 +154,12 @@ func (t *procTable) deliver(key types.NamespacedName, p *proc, exits <-chan supe
 	current := t.procs[key] == p
 	if current {
 		p.exit = &e
+		// The restart is started here, under the lock that markRequested
+		// and the finalizer take, so a stop asked for meanwhile is seen
+		// and a successor started is never missed by a deletion.
+		if !p.requested && p.plan != nil && t.restart != nil {
+			p.next = t.restart(p.plan, e)
+		}
 	}
 	t.mu.Unlock()
 	if !current {
