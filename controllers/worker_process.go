@@ -84,6 +84,9 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 	if p.exit != nil {
 		return r.handleExit(ctx, w, p)
 	}
+	// Armed before any write, so that a crash right after a re-adoption
+	// is restarted at its exit too.
+	r.procs.arm(key, id, restartPlan(w))
 	if w.Status.Phase == v1.WorkerRestarting && w.Spec.Adopt != nil {
 		// An adopted process is only watched (docs/workers.md): a restart
 		// request, which `tether worker restart` refuses, never stops it.
@@ -97,11 +100,7 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 		return r.stop(w, id)
 	}
 	setPhase(&w.Status, workerfsm.Alive)
-	if err := r.writeStatusIfChanged(ctx, w); err != nil {
-		return err
-	}
-	r.procs.arm(key, id, restartPlan(w))
-	return nil
+	return r.writeStatusIfChanged(ctx, w)
 }
 
 // restartPlan is the copy of w that a crash of its process is decided on

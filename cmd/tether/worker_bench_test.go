@@ -18,6 +18,10 @@ package main_test
 
 import (
 	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,15 +33,29 @@ import (
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
-// readoptSettle is how long a restarted `tether run` gets to re-adopt the
-// Worker's process before it is killed; it is not part of any figure.
-const readoptSettle = 500 * time.Millisecond
+// watching tells whether the process runPID holds a pidfd of pid: a
+// restarted `tether run` has re-adopted the Worker's process once it
+// watches it, and only then is a kill the adopted case.
+func watching(runPID int, pid int32) bool {
+	dir := fmt.Sprintf("/proc/%d/fdinfo", runPID)
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false
+	}
+	want := fmt.Sprintf("Pid:\t%d\n", pid)
+	for _, e := range entries {
+		if data, err := os.ReadFile(filepath.Join(dir, e.Name())); err == nil && strings.Contains(string(data), want) {
+			return true
+		}
+	}
+	return false
+}
 
 // BenchmarkAdoptedWorkerRestart is issue 6's adopted-process case: the
 // Worker's process was launched by an earlier `tether run`, so the running
 // one re-adopted it by PID and start time and watches it through a pidfd
 // rather than waiting on a child. Each iteration restarts `tether run`,
-// kills the adopted process with SIGKILL, and times kill → new process
+// waits until it holds a pidfd of the process, kills the adopted process with SIGKILL, and times kill → new process
 // running, as the process announces itself, and kill → crash recorded (the
 // same status write as the new PID), as seen through a store watch (a
 // poller's shared locks would delay the writes it times). The floor, in the
@@ -58,7 +76,7 @@ func BenchmarkAdoptedWorkerRestart(b *testing.B) {
 		b.StopTimer()
 		e.stopRun()
 		e.startRun()
-		time.Sleep(readoptSettle)
+		e.waitFor(20*time.Second, "tether run to watch the worker's process", func() bool { return watching(e.run.Process.Pid, pid) })
 		changes, err := e.c.Watch(context.Background(), &v1.WorkerList{}, client.InNamespace("default"))
 		if err != nil {
 			b.Fatal(err)
