@@ -180,11 +180,13 @@ func newWorkerReconciler(c client.Client, reader client.Reader, rec events.Event
 	if pending <= 0 {
 		pending = DefaultPodPendingTimeout
 	}
-	return &WorkerReconciler{
+	r := &WorkerReconciler{
 		client: c, reader: reader, recorder: rec, host: host, bootID: boot,
 		logDir: logDir, env: slices.Clone(opts.Env), grace: grace, procs: newProcTable(), now: time.Now,
 		podPendingTimeout: pending,
-	}, nil
+	}
+	r.procs.restart = r.restartAtExit
+	return r, nil
 }
 
 // Reconcile drives one Worker toward a supervised, running process.
@@ -262,6 +264,12 @@ func (r *WorkerReconciler) finalize(ctx context.Context, w *v1.Worker) error {
 		id := identityOf(w)
 		r.procs.markRequested(key, id)
 		if err := r.stop(w, id); err != nil {
+			return err
+		}
+	}
+	if p, ok := r.procs.get(key); ok && p.next != nil {
+		// A restart whose crash record was never stored.
+		if err := r.stop(w, p.next.id); err != nil {
 			return err
 		}
 	}

@@ -108,7 +108,7 @@ func exitFixture(t *testing.T, fail error) (*WorkerReconciler, *gatedReader, *v1
 func TestHandleExitRestartsWhileReadingTheHooksHeld(t *testing.T) {
 	r, gate, w, exit := exitFixture(t, nil)
 	ctx := context.Background()
-	if err := r.handleExit(ctx, w, exit, false); err != nil {
+	if err := handleTrackedExit(ctx, r, w, exit, true); err != nil {
 		t.Fatal(err)
 	}
 	if !gate.launchedFirst {
@@ -130,26 +130,37 @@ func TestHandleExitRestartsWhileReadingTheHooksHeld(t *testing.T) {
 	}
 }
 
-// When the Hooks held cannot be read, nothing is recorded and the process
-// launched meanwhile is stopped, so that no process runs unknown to status;
-// the reconcile is retried.
-func TestHandleExitStopsTheNewProcessWhenTheHooksCannotBeRead(t *testing.T) {
+// handleTrackedExit hands exit to r as the procTable would deliver it: the
+// process was followed while it ran (seenAlive) or found gone.
+func handleTrackedExit(ctx context.Context, r *WorkerReconciler, w *v1.Worker, exit supervise.Exit, seenAlive bool) error {
+	key := client.ObjectKeyFromObject(w)
+	if p, ok := r.procs.get(key); !ok || p.id != exit.Identity {
+		r.procs.put(key, &proc{id: exit.Identity, exit: &exit, seenAlive: seenAlive})
+	}
+	p, _ := r.procs.get(key)
+	return r.handleExit(ctx, w, p)
+}
+
+// When the Hooks held cannot be read, nothing is recorded yet, but the
+// process started for the restart keeps running: the retry records that
+// same process, never a second one.
+func TestHandleExitKeepsTheRestartUntilItIsRecorded(t *testing.T) {
 	boom := errors.New("store unreadable")
 	r, gate, w, exit := exitFixture(t, boom)
 	ctx := context.Background()
-	if err := r.handleExit(ctx, w, exit, false); !errors.Is(err, boom) {
+	if err := handleTrackedExit(ctx, r, w.DeepCopy(), exit, true); !errors.Is(err, boom) {
 		t.Fatalf("handleExit = %v; want %v", err, boom)
 	}
 	data, err := os.ReadFile(gate.started)
 	if err != nil {
-		t.Fatalf("the restart was not launched meanwhile: %v", err)
+		t.Fatalf("the restart was not launched before the record: %v", err)
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-		t.Fatalf("the process launched for the restart, pid %d, still runs (kill 0: %v)", pid, err)
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the process launched for the restart, pid %d, was stopped (kill 0: %v)", pid, err)
 	}
 	got := &v1.Worker{}
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(w), got); err != nil {
@@ -157,5 +168,19 @@ func TestHandleExitStopsTheNewProcessWhenTheHooksCannotBeRead(t *testing.T) {
 	}
 	if len(got.Status.Crashes) != 0 || got.Status.PID != int32(exit.Identity.PID) {
 		t.Fatalf("status changed: crashes %+v pid %d", got.Status.Crashes, got.Status.PID)
+	}
+
+	gate.fail = nil
+	if err := handleTrackedExit(ctx, r, got, exit, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(w), got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.Crashes) != 1 || !got.Status.Crashes[0].Restarted || got.Status.PID != int32(pid) || got.Status.Restarts != 1 {
+		t.Fatalf("after the retry: crashes %+v pid %d restarts %d; want one restarted crash and pid %d", got.Status.Crashes, got.Status.PID, got.Status.Restarts, pid)
+	}
+	if p, ok := r.procs.get(client.ObjectKeyFromObject(w)); !ok || p.id.PID != pid || p.next != nil {
+		t.Fatalf("proc table follows %+v; want the restarted pid %d", p, pid)
 	}
 }

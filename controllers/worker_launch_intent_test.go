@@ -95,7 +95,7 @@ func TestAnUnrecordedLaunchIsAdopted(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tt.restart {
-				err = r.handleExit(context.Background(), stored, exit, false)
+				err = handleTrackedExit(context.Background(), r, stored, exit, false)
 			} else {
 				err = r.start(context.Background(), stored)
 			}

@@ -62,6 +62,19 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 		*w = *fresh
 		id = identityOf(w)
 	}
+	if ok && p.next != nil && p.id != id {
+		if p.next.id == id {
+			// The crash record was stored though its write reported an error.
+			if err := r.track(key, p.next, w); err != nil {
+				return err
+			}
+		} else {
+			// Status names a third process (a hand edit): the restarted
+			// one would run unknown to status.
+			r.abandon(p.next)
+		}
+		p, ok = r.procs.get(key)
+	}
 	if !ok || p.id != id {
 		if err := r.procs.watch(key, id); err != nil {
 			return err
@@ -69,8 +82,11 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 		p, _ = r.procs.get(key)
 	}
 	if p.exit != nil {
-		return r.handleExit(ctx, w, *p.exit, p.requested)
+		return r.handleExit(ctx, w, p)
 	}
+	// Armed before any write, so that a crash right after a re-adoption
+	// is restarted at its exit too.
+	r.procs.arm(key, id, restartPlan(w))
 	if w.Status.Phase == v1.WorkerRestarting && w.Spec.Adopt != nil {
 		// An adopted process is only watched (docs/workers.md): a restart
 		// request, which `tether worker restart` refuses, never stops it.
@@ -85,6 +101,39 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 	}
 	setPhase(&w.Status, workerfsm.Alive)
 	return r.writeStatusIfChanged(ctx, w)
+}
+
+// restartPlan is the copy of w that a crash of its process is decided on
+// when the exit is delivered, or nil when that crash is left to the
+// reconcile: w is not restarted automatically, is being deleted, or runs
+// in tmux (whose session a launch replaces).
+func restartPlan(w *v1.Worker) *v1.Worker {
+	if !w.Spec.Restart.Auto || len(w.Spec.Command) == 0 || w.Spec.Adopt != nil || w.Spec.Tmux != nil || w.Spec.Template != nil || !w.DeletionTimestamp.IsZero() {
+		return nil
+	}
+	return w.DeepCopy()
+}
+
+// restartAtExit starts the successor of a crashed process from plan, the
+// Worker as last stored or seen with that process, if the restart policy
+// restarts this crash. It runs when the exit is delivered, before any
+// reconcile: the restart waits for no queue, cache read or store write.
+// The reconcile then writes the crash record with this process, or, when
+// this returns nil, decides itself.
+func (r *WorkerReconciler) restartAtExit(plan *v1.Worker, exit supervise.Exit) *launched {
+	if exit.Reason == supervise.ReasonExited && exit.ExitCode == 0 {
+		return nil
+	}
+	if Decide(&plan.Spec, &plan.Status, r.now()) != ActionRestart {
+		return nil
+	}
+	l, err := r.launch(context.Background(), plan, true, false)
+	if err != nil {
+		// The reconcile tries again and records the failure.
+		return nil
+	}
+	failpointRestarted(l)
+	return l
 }
 
 // stop ends the process id of w and its group, and its tmux session.
@@ -111,6 +160,8 @@ type launched struct {
 	// launch token: it may already be recorded by a write this reconcile
 	// has not seen, so a failed write must not stop it.
 	found bool
+	// at is when the process was started or found.
+	at time.Time
 }
 
 // agentEnv is the tether environment of w's agent: the names the
@@ -127,9 +178,10 @@ var agentEnv = []string{config.HookEnv, config.WorkerEnv, config.NamespaceEnv, c
 // Launching is idempotent across a crash of tether run: the launch intent
 // is a token in the process's environment (launchToken), and a process
 // started with it but never recorded in status, because tether run died in
-// between, is found by it and adopted instead of started a second time.
-func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker, restart bool) (*launched, error) {
-	l := &launched{logFile: filepath.Join(r.logDir, w.Namespace, w.Name+".log")}
+// between, is found by it and adopted instead of started a second time,
+// when search is set.
+func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker, restart, search bool) (*launched, error) {
+	l := &launched{logFile: filepath.Join(r.logDir, w.Namespace, w.Name+".log"), at: time.Now()}
 	env := append(slices.Clone(r.env), config.WorkerEnv+"="+w.Name, config.NamespaceEnv+"="+w.Namespace,
 		config.ActorEnv+"=worker/"+w.Name)
 	if hook := r.assignedHook(ctx, w); hook != "" {
@@ -153,21 +205,36 @@ func (r *WorkerReconciler) launch(ctx context.Context, w *v1.Worker, restart boo
 			_ = supervise.KillTmuxSession(l.tmux)
 			return nil, err
 		}
-		l.id = id
+		l.id, l.at = id, time.Now()
 		return l, nil
 	}
 	spec.Token = launchToken(w, restart)
-	if id, ok := supervise.FindLaunched(spec.Token); ok && id != identityOf(w) {
-		logr.FromContextOrDiscard(ctx).Info("adopting the unrecorded process of an earlier launch", "worker", w.Name, "process", id.String())
-		l.id, l.found = id, true
-		return l, nil
+	if search {
+		if found := r.findLaunched(ctx, w, restart); found != nil {
+			return found, nil
+		}
 	}
 	id, exits, err := supervise.Launch(spec)
 	if err != nil {
 		return nil, err
 	}
-	l.id, l.exits = id, exits
+	l.id, l.exits, l.at = id, exits, time.Now()
 	return l, nil
+}
+
+// findLaunched returns the running process an earlier run of the
+// reconciler started for this launch of w (launchToken) but did not
+// record, or nil. A tmux pane carries no token.
+func (r *WorkerReconciler) findLaunched(ctx context.Context, w *v1.Worker, restart bool) *launched {
+	if w.Spec.Tmux != nil {
+		return nil
+	}
+	id, ok := supervise.FindLaunched(launchToken(w, restart))
+	if !ok || id == identityOf(w) {
+		return nil
+	}
+	logr.FromContextOrDiscard(ctx).Info("adopting the unrecorded process of an earlier launch", "worker", w.Name, "process", id.String())
+	return &launched{id: id, logFile: filepath.Join(r.logDir, w.Namespace, w.Name+".log"), found: true, at: time.Now()}
 }
 
 // launchToken names one launch of w: its UID and the launch's ordinal,
@@ -210,13 +277,16 @@ func (r *WorkerReconciler) assignedHook(ctx context.Context, w *v1.Worker) strin
 	return name
 }
 
-// track makes the procTable follow a launched process.
-func (r *WorkerReconciler) track(key types.NamespacedName, l *launched) error {
+// track makes the procTable follow a launched process, which w's status
+// now records.
+func (r *WorkerReconciler) track(key types.NamespacedName, l *launched, w *v1.Worker) error {
 	if l.exits != nil {
 		r.procs.child(key, l.id, l.exits)
-		return nil
+	} else if err := r.procs.watch(key, l.id); err != nil {
+		return err
 	}
-	return r.procs.watch(key, l.id)
+	r.procs.arm(key, l.id, restartPlan(w))
+	return nil
 }
 
 // abandon stops a launched process whose status could not be recorded,
@@ -263,7 +333,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStarted, "Adopt", "adopted %s", id)
 		return r.procs.watch(key, id)
 	}
-	l, err := r.launch(ctx, w, manual)
+	l, err := r.launch(ctx, w, manual, true)
 	if err != nil {
 		return r.startFailed(ctx, w, fmt.Errorf("launching %q: %w", w.Spec.Command[0], err))
 	}
@@ -280,7 +350,7 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		metrics.WorkerRestarts.Inc()
 	}
 	r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStarted, "Launch", "started %s, logging to %s", l.id, l.logFile)
-	return r.track(key, l)
+	return r.track(key, l, w)
 }
 
 func (r *WorkerReconciler) startFailed(ctx context.Context, w *v1.Worker, cause error) error {
@@ -293,13 +363,19 @@ func (r *WorkerReconciler) startFailed(ctx context.Context, w *v1.Worker, cause 
 	return nil
 }
 
-// handleExit handles the end of the process recorded in w's status, once:
-// the crash record, the restart and the new PID are one status write,
-// guarded by resourceVersion, so a second attempt on a stale copy fails.
-func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit supervise.Exit, requested bool) error {
+// handleExit handles the end of p, the process recorded in w's status,
+// once. A crash is restarted before it is recorded: the new process starts
+// as soon as the exit is seen, and the crash record, the restart and the
+// new PID follow in one status write, guarded by resourceVersion, so a
+// second attempt on a stale copy fails. Until that write succeeds the new
+// process is kept in p.next and every retry records that same process; if
+// tether run dies in between, the next run finds the process by its launch
+// token (findLaunched) and records the crash and the restart then.
+func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc) error {
 	key := client.ObjectKeyFromObject(w)
 	log := logr.FromContextOrDiscard(ctx)
-	if requested {
+	exit := *p.exit
+	if p.requested {
 		clearProcess(&w.Status)
 		if w.Status.Phase == v1.WorkerRestarting {
 			if err := r.start(ctx, w); err != nil {
@@ -335,20 +411,28 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 		held, err := r.heldHooks(ctx, w)
 		reading <- heldRead{held, err}
 	}()
-	var l *launched
+	l := p.next
+	if l == nil && !clean && !p.seenAlive {
+		// This run never saw the process running: an earlier run may have
+		// restarted it and died before the record.
+		l = r.findLaunched(ctx, w, true)
+	}
 	var launchErr error
-	var launchedAt time.Time
-	if action == ActionRestart {
-		if l, launchErr = r.launch(ctx, w, true); launchErr != nil {
+	if l == nil && action == ActionRestart {
+		if l, launchErr = r.launch(ctx, w, true, false); launchErr != nil {
 			action = ActionNone
+		} else {
+			failpointRestarted(l)
 		}
-		launchedAt = time.Now()
+	}
+	if l != nil {
+		// Whatever the budget says now, a process runs for this restart:
+		// recording it is the truth, and its crash counts like any other.
+		action = ActionRestart
+		r.procs.setNext(key, exit.Identity, l)
 	}
 	read := <-reading
 	if read.err != nil {
-		if l != nil {
-			r.abandon(l)
-		}
 		return read.err
 	}
 	held := read.held
@@ -386,9 +470,6 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 		}
 	}
 	if err := r.writeStatus(ctx, w, extra...); err != nil {
-		if l != nil {
-			r.abandon(l)
-		}
 		return err
 	}
 	r.procs.forget(key, exit.Identity)
@@ -396,8 +477,8 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, exit su
 		metrics.WorkerCrashed(exit.Reason)
 	}
 	if l != nil {
-		metrics.WorkerRestarted(exit.Time, launchedAt)
-		if err := r.track(key, l); err != nil {
+		metrics.WorkerRestarted(exit.Time, l.at)
+		if err := r.track(key, l, w); err != nil {
 			return err
 		}
 	}

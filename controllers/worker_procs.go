@@ -35,6 +35,9 @@ type procTable struct {
 	events chan event.GenericEvent
 	done   chan struct{}
 	closed bool
+	// restart starts the successor of a crashed process from its plan
+	// (restartPlan) as soon as the exit is delivered, or returns nil.
+	restart func(plan *v1.Worker, exit supervise.Exit) *launched
 }
 
 // proc is one watched process.
@@ -45,6 +48,19 @@ type proc struct {
 	// requested is set when the reconciler stopped the process itself, so
 	// its exit is not a crash.
 	requested bool
+	// seenAlive is set when this run followed the process while it ran
+	// (a child it launched, or a watch that found it running): no earlier
+	// run of the reconciler can then have started its successor.
+	seenAlive bool
+	// next is the process started after this one's crash whose crash
+	// record is not stored yet: the restart comes before the record, and
+	// the record's write is retried with this process until it is stored.
+	next *launched
+	// plan is the Worker as the reconciler last stored or saw it with this
+	// process (restartPlan): what a crash is decided on when the exit is
+	// delivered, before any reconcile. Nil leaves the restart to the
+	// reconcile.
+	plan *v1.Worker
 	// stopWatch ends a pidfd watch; nil for a waited-on child.
 	stopWatch func()
 }
@@ -70,7 +86,7 @@ func (t *procTable) get(key types.NamespacedName) (proc, bool) {
 
 // child registers a launched child whose exit arrives on exits.
 func (t *procTable) child(key types.NamespacedName, id supervise.Identity, exits <-chan supervise.Exit) {
-	p := &proc{id: id}
+	p := &proc{id: id, seenAlive: true}
 	t.put(key, p)
 	go t.deliver(key, p, exits)
 }
@@ -90,10 +106,30 @@ func (t *procTable) watch(key types.NamespacedName, id supervise.Identity) error
 		p.exit = &e
 		t.put(key, p)
 	default:
+		p.seenAlive = true
 		t.put(key, p)
 		go t.deliver(key, p, exits)
 	}
 	return nil
+}
+
+// arm sets the restart plan of the process id of key.
+func (t *procTable) arm(key types.NamespacedName, id supervise.Identity, plan *v1.Worker) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.procs[key]; ok && p.id == id {
+		p.plan = plan
+	}
+}
+
+// setNext records l as the process started after the crash of the process
+// id of key, until the crash record is stored.
+func (t *procTable) setNext(key types.NamespacedName, id supervise.Identity, l *launched) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if p, ok := t.procs[key]; ok && p.id == id {
+		p.next = l
+	}
 }
 
 func (t *procTable) put(key types.NamespacedName, p *proc) {
@@ -118,6 +154,12 @@ func (t *procTable) deliver(key types.NamespacedName, p *proc, exits <-chan supe
 	current := t.procs[key] == p
 	if current {
 		p.exit = &e
+		// The restart is started here, under the lock that markRequested
+		// and the finalizer take, so a stop asked for meanwhile is seen
+		// and a successor started is never missed by a deletion.
+		if !p.requested && p.plan != nil && t.restart != nil {
+			p.next = t.restart(p.plan, e)
+		}
 	}
 	t.mu.Unlock()
 	if !current {

@@ -38,6 +38,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/worker/supervise"
@@ -56,6 +57,8 @@ type workerEnv struct {
 	label string
 	// runArgs are added to `tether run`'s arguments.
 	runArgs []string
+	// runEnv is added to `tether run`'s environment.
+	runEnv []string
 }
 
 func newWorkerEnv(t testing.TB) *workerEnv {
@@ -91,6 +94,9 @@ func (e *workerEnv) startRun() {
 	e.out = &syncBuffer{}
 	e.run = exec.Command(tetherBin, append([]string{"run", "--store", e.dir}, e.runArgs...)...)
 	e.run.Stdout, e.run.Stderr = e.out, e.out
+	if len(e.runEnv) > 0 {
+		e.run.Env = append(os.Environ(), e.runEnv...)
+	}
 	if err := e.run.Start(); err != nil {
 		e.t.Fatal(err)
 	}
@@ -671,5 +677,87 @@ func TestLaunchSurvivesKillingTetherRun(t *testing.T) {
 		}
 		e.stopRun()
 		_ = syscall.Kill(int(w.Status.PID), syscall.SIGKILL)
+	}
+}
+
+// TestRestartBeforeRecordSurvivesKillingTetherRun kills `tether run` with
+// SIGKILL after it restarted a crashed Worker and before it stored the
+// crash record (a failpoint holds it there). The next run records the crash
+// and the restart of that same process, which it finds by its launch token,
+// and starts no second one; the recovered record counts against the crash
+// budget like any other, so the crash loop still ends in CrashLoop.
+func TestRestartBeforeRecordSurvivesKillingTetherRun(t *testing.T) {
+	tests := []struct {
+		name string
+		// before is how many crashes are handled normally first.
+		before int
+		// wantPhase is the phase after one more crash once the record is recovered.
+		wantPhase v1.WorkerPhase
+	}{
+		{name: "first crash", before: 0, wantPhase: v1.WorkerRunning},
+		{name: "the budget's last restart", before: 1, wantPhase: v1.WorkerCrashLoop},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newWorkerEnv(t)
+			seconds := 100020 + i
+			w := sleeper("agent", seconds, true)
+			w.Spec.Restart.MaxCrashes = 3
+			e.create(w)
+			e.startRun()
+			cur := e.waitRunning("agent", 0)
+			for range tt.before {
+				kill9(t, cur.Status.PID)
+				cur = e.waitRunning("agent", cur.Status.PID)
+			}
+			e.stopRun()
+
+			marker := filepath.Join(t.TempDir(), "restarted")
+			e.runEnv = []string{controllers.FailpointRestartedEnv + "=" + marker}
+			e.startRun()
+			kill9(t, cur.Status.PID)
+			var restarted int
+			e.waitFor(20*time.Second, "the restart before the record", func() bool {
+				data, err := os.ReadFile(marker)
+				if err != nil {
+					return false
+				}
+				restarted, err = strconv.Atoi(string(data))
+				return err == nil
+			})
+			e.mu.Lock()
+			e.pids = append(e.pids, restarted)
+			e.mu.Unlock()
+			if err := e.run.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			_ = e.run.Wait()
+			e.run = nil
+			if got := e.worker("agent"); got.Status.PID != cur.Status.PID || len(got.Status.Crashes) != tt.before {
+				t.Fatalf("before the next run: pid %d crashes %d; want the dead pid %d and %d crashes (the record not yet stored)", got.Status.PID, len(got.Status.Crashes), cur.Status.PID, tt.before)
+			}
+			if err := syscall.Kill(restarted, 0); err != nil {
+				t.Fatalf("the restarted process %d died with tether run: %v", restarted, err)
+			}
+
+			e.runEnv = nil
+			e.startRun()
+			got := e.waitRunning("agent", cur.Status.PID)
+			n := len(got.Status.Crashes)
+			if got.Status.PID != int32(restarted) || n != tt.before+1 || got.Status.Crashes[n-1].PID != cur.Status.PID || !got.Status.Crashes[n-1].Restarted || got.Status.Restarts != int32(tt.before+1) {
+				t.Fatalf("after the next run: pid %d (want %d), restarts %d, crashes %+v; want the crash of pid %d recorded as restarted", got.Status.PID, restarted, got.Status.Restarts, got.Status.Crashes, cur.Status.PID)
+			}
+			if n := processesRunning(t, "sleep", strconv.Itoa(seconds)); n != 1 {
+				t.Fatalf("%d agent processes run, want 1", n)
+			}
+
+			kill9(t, got.Status.PID)
+			e.waitFor(20*time.Second, "the next crash to be recorded", func() bool {
+				return len(e.worker("agent").Status.Crashes) == tt.before+2
+			})
+			if final := e.worker("agent"); final.Status.Phase != tt.wantPhase {
+				t.Fatalf("after %d crashes with maxCrashes 3: phase %s, want %s (crashes %+v)", tt.before+2, final.Status.Phase, tt.wantPhase, final.Status.Crashes)
+			}
+		})
 	}
 }

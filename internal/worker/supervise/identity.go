@@ -55,14 +55,17 @@ func (id Identity) String() string {
 // procRoot is where proc(5) is mounted; tests do not change it.
 const procRoot = "/proc"
 
-// BootID returns the kernel's boot ID.
-func BootID() (string, error) {
+// BootID returns the kernel's boot ID. It is read once: it cannot change
+// while this process runs, and every launch and watch asks for it.
+func BootID() (string, error) { return bootID() }
+
+var bootID = sync.OnceValues(func() (string, error) {
 	data, err := os.ReadFile(procRoot + "/sys/kernel/random/boot_id")
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(string(data)), nil
-}
+})
 
 // procStat is what supervise needs of /proc/PID/stat.
 type procStat struct {

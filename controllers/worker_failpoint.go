@@ -1,0 +1,44 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"os"
+	"strconv"
+)
+
+// FailpointRestartedEnv names a file. When it is set in `tether run`'s
+// environment, the Worker reconciler writes the PID of a process it has
+// just started after a crash to that file and then never records the crash:
+// the reconcile blocks until the process is killed. The end-to-end test
+// that kills tether run between a restart and its record uses it.
+const FailpointRestartedEnv = "TETHER_FAILPOINT_RESTARTED"
+
+var failpointRestartedFile = os.Getenv(FailpointRestartedEnv)
+
+// failpointRestarted holds the reconcile forever after the restart l when
+// FailpointRestartedEnv is set.
+func failpointRestarted(l *launched) {
+	if failpointRestartedFile == "" {
+		return
+	}
+	tmp := failpointRestartedFile + ".tmp"
+	if os.WriteFile(tmp, []byte(strconv.Itoa(l.id.PID)), 0o600) == nil {
+		_ = os.Rename(tmp, failpointRestartedFile)
+	}
+	select {}
+}
