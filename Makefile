@@ -61,7 +61,7 @@ STORE_FUZZ_ITERATIONS ?= 300
 
 .PHONY: test
 test: verify-generated vet envtest ## Run every test: unit, envtest, end to end (race detector on), and a brief fuzz.
-	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -race -count=1 ./...
+	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -race -count=1 -timeout 40m ./...
 	$(MAKE) --no-print-directory fuzz FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) STORE_FUZZ_ITERATIONS=$(STORE_FUZZ_ITERATIONS)
 
 .PHONY: fuzz
