@@ -36,6 +36,7 @@ import (
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -154,6 +155,7 @@ func startMetricsRun(t *testing.T) *metricsRun {
 	err = wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 		select {
 		case err := <-done:
+			done <- err // for the cleanup, which waits for it
 			return false, fmt.Errorf("tether run ended: %w", err)
 		default:
 		}
@@ -189,7 +191,7 @@ func (r *metricsRun) hook(t *testing.T, name string, mutate func(*v1.Hook)) {
 	r.waitHook(t, name, func(h *v1.Hook) bool { return h.Status.State == v1.HookStepPending })
 }
 
-func (r *metricsRun) waitHook(t *testing.T, name string, cond func(*v1.Hook) bool) *v1.Hook {
+func (r *metricsRun) waitHook(t *testing.T, name string, cond func(*v1.Hook) bool) {
 	t.Helper()
 	h := &v1.Hook{}
 	err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
@@ -201,7 +203,6 @@ func (r *metricsRun) waitHook(t *testing.T, name string, cond func(*v1.Hook) boo
 	if err != nil {
 		t.Fatalf("hook %s: condition not reached; status %+v", name, h.Status)
 	}
-	return h
 }
 
 func (r *metricsRun) agent(t *testing.T, name string, e hookfsm.Event) {
@@ -325,9 +326,17 @@ func TestRunMetrics(t *testing.T) {
 		name: "a tampered receipt",
 		cause: func(t *testing.T) {
 			r.stepDone(t, "tampered")
-			h := r.waitHook(t, "tampered", func(h *v1.Hook) bool { return h.Status.State == v1.HookStepPending })
-			h.Status.Steps[0].Receipts[0].DurationMillis += 1000
-			if err := r.c.Status().Update(ctx, h); err != nil {
+			r.waitHook(t, "tampered", func(h *v1.Hook) bool { return h.Status.State == v1.HookStepPending })
+			// The reconciler may write the Hook meanwhile: tamper with what is stored then.
+			err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				h := &v1.Hook{}
+				if err := r.c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tampered"}, h); err != nil {
+					return err
+				}
+				h.Status.Steps[0].Receipts[0].DurationMillis += 1000
+				return r.c.Status().Update(ctx, h)
+			})
+			if err != nil {
 				t.Fatal(err)
 			}
 		},
