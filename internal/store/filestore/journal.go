@@ -46,18 +46,20 @@ const (
 type entry struct {
 	// Compacted, only on a compaction header line, is the newest
 	// resourceVersion no longer in the journal.
-	Compacted uint64          `json:"compacted,omitempty"`
-	RV        uint64          `json:"rv,omitempty"`
-	Type      EventType       `json:"type,omitempty"`
-	Resource  string          `json:"resource,omitempty"`
-	Namespace string          `json:"namespace,omitempty"`
-	Name      string          `json:"name,omitempty"`
-	Object    json.RawMessage `json:"object,omitempty"`
+	Compacted uint64    `json:"compacted,omitempty"`
+	RV        uint64    `json:"rv,omitempty"`
+	Type      EventType `json:"type,omitempty"`
+	Resource  string    `json:"resource,omitempty"`
+	Namespace string    `json:"namespace,omitempty"`
+	Name      string    `json:"name,omitempty"`
 	// Group is the entry's place in its group commit: 0 for the first (or
 	// only) entry, n for the entry n after it. A writer killed during a
 	// group commit may leave every entry of its group unapplied, so the
 	// roll-forward reads back by whole groups (see Store.rollForward).
 	Group int `json:"group,omitempty"`
+	// Object stays the last field: entryHead slices it out of a line
+	// without scanning it.
+	Object json.RawMessage `json:"object,omitempty"`
 
 	// corrupt is set, by a journalReader only, for a line that does not decode.
 	corrupt *corruptLine
