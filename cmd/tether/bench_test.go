@@ -18,12 +18,10 @@ package main_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +30,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
-	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/testing/testenv"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
@@ -112,9 +109,7 @@ func BenchmarkGetHooks(b *testing.B) {
 // takes several minutes, so `make bench` (-bench .) skips it; run it with
 // -bench 100k.
 func BenchmarkGetHooks100k(b *testing.B) {
-	if f := flag.Lookup("test.bench"); f == nil || !strings.Contains(f.Value.String(), "100k") {
-		b.Skip("100,000 Hooks: run with -bench 100k")
-	}
+	testsupport.Skip100k(b)
 	getHooks(b, testenv.Start(b), 100000)
 }
 
@@ -122,7 +117,7 @@ func getHooks(b *testing.B, env *testenv.Env, n int) {
 	// Populated once: the sub-benchmark body runs again for each b.N.
 	// Without fsyncs: the setup's durability is not what is measured.
 	dir := filepath.Join(b.TempDir(), "store")
-	store := testsupport.Store(b, dir, func(o *filestore.Options) { o.IO = noSync{} })
+	store := testsupport.Store(b, dir, testsupport.WithoutFsync)
 	populate(b, store.Client(), n)
 	_ = store.Close()
 	ns := fmt.Sprintf("bench-%d", n)
@@ -152,12 +147,6 @@ func getHooks(b *testing.B, env *testenv.Env, n int) {
 		b.ReportMetric(float64(tRSS)/float64(kRSS), "rss-ratio")
 	})
 }
-
-// noSync writes like the filesystem and skips fsyncs.
-type noSync struct{}
-
-func (noSync) Write(f *os.File, b []byte) (int, error) { return f.Write(b) }
-func (noSync) Sync(*os.File) error                     { return nil }
 
 // populateNS is populate in namespace ns.
 func populateNS(b *testing.B, c client.Client, ns string, n int) {

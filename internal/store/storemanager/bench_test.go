@@ -18,7 +18,6 @@ package storemanager_test
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -56,7 +55,7 @@ import (
 func populate(b *testing.B, n int) string {
 	b.Helper()
 	dir := b.TempDir()
-	store, err := testsupport.OpenStore(dir, func(o *filestore.Options) { o.IO = noSync{} })
+	store, err := testsupport.OpenStore(dir, testsupport.WithoutFsync)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,21 +75,6 @@ func populate(b *testing.B, n int) string {
 		b.Fatal(err)
 	}
 	return dir
-}
-
-// noSync writes like the filesystem and skips fsyncs.
-type noSync struct{}
-
-func (noSync) Write(f *os.File, b []byte) (int, error) { return f.Write(b) }
-func (noSync) Sync(*os.File) error                     { return nil }
-
-// hundredK skips a benchmark of 100,000 objects unless -bench names it
-// (-bench 100k): `make bench`'s -bench . leaves it out, for its minutes of setup.
-func hundredK(b *testing.B) {
-	b.Helper()
-	if f := flag.Lookup("test.bench"); f == nil || !strings.Contains(f.Value.String(), "100k") {
-		b.Skip("100,000 objects: run with -bench 100k")
-	}
 }
 
 func openBenchStore(b *testing.B, dir string) *filestore.Store {
@@ -124,7 +108,7 @@ func BenchmarkEditToReconcile(b *testing.B) {
 // BenchmarkEditToReconcile100k is BenchmarkEditToReconcile at 100,000
 // objects; run it with -bench 100k.
 func BenchmarkEditToReconcile100k(b *testing.B) {
-	hundredK(b)
+	testsupport.Skip100k(b)
 	ctrl.SetLogger(logr.Discard())
 	editToReconcile(b, 100000)
 }
@@ -295,7 +279,7 @@ func BenchmarkCacheSync1k(b *testing.B) { cacheSync(b, 1000) }
 // BenchmarkCacheSync100k is BenchmarkCacheSync10k at 100,000 objects; run
 // it with -bench 100k.
 func BenchmarkCacheSync100k(b *testing.B) {
-	hundredK(b)
+	testsupport.Skip100k(b)
 	cacheSync(b, 100000)
 }
 
