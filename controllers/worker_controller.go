@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -89,6 +90,10 @@ type WorkerOptions struct {
 	// PodPendingTimeout is how long a Worker's Pod may stay Pending before
 	// it is reported stuck; default DefaultPodPendingTimeout.
 	PodPendingTimeout time.Duration
+	// NodeLostTimeout is how long a Worker's Pod may stay not ready by its
+	// node's doing, or terminating past its grace period, before its node
+	// is taken for lost; default DefaultNodeLostTimeout.
+	NodeLostTimeout time.Duration
 }
 
 // WorkerReconciler launches or adopts each Worker's process, turns its exit
@@ -111,6 +116,7 @@ type WorkerReconciler struct {
 	// Pod template need: a cluster does, the local store does not.
 	pods              bool
 	podPendingTimeout time.Duration
+	nodeLostTimeout   time.Duration
 }
 
 // setupWorker registers the Worker reconciler with mgr. It reads Workers
@@ -183,7 +189,7 @@ func newWorkerReconciler(c client.Client, reader client.Reader, rec events.Event
 	r := &WorkerReconciler{
 		client: c, reader: reader, recorder: rec, host: host, bootID: boot,
 		logDir: logDir, env: slices.Clone(opts.Env), grace: grace, procs: newProcTable(), now: time.Now,
-		podPendingTimeout: pending,
+		podPendingTimeout: pending, nodeLostTimeout: cmp.Or(max(opts.NodeLostTimeout, 0), DefaultNodeLostTimeout),
 	}
 	r.procs.restart = r.restartAtExit
 	return r, nil

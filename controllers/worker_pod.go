@@ -51,8 +51,11 @@ const DefaultPodPendingTimeout = 5 * time.Minute
 const (
 	// ReasonOOMKilled: the agent container was killed for exceeding its memory limit.
 	ReasonOOMKilled = "OOMKilled"
-	// ReasonEvicted: the kubelet evicted the Pod (node pressure).
+	// ReasonEvicted: the Pod was evicted: by the kubelet (node pressure,
+	// node shutdown), the Eviction API (a drain) or the taint manager.
 	ReasonEvicted = "Evicted"
+	// ReasonPreempted: the scheduler preempted the Pod for a higher-priority one.
+	ReasonPreempted = "Preempted"
 	// ReasonPodDeleted: the Pod was deleted by someone other than tether.
 	ReasonPodDeleted = "PodDeleted"
 	// ReasonNodeLost: the Pod's node stopped reporting.
@@ -131,6 +134,21 @@ func templateInvalid(err error, injected, specEnv int) *invalidTemplateError {
 	return out
 }
 
+// DefaultNodeLostTimeout is how long a Worker's Pod may stay not ready by
+// its node's doing, or terminating past its grace period with no kubelet
+// to confirm it, before its node is taken for lost. It matches the
+// tolerationSeconds Kubernetes gives Pods for not-ready and unreachable
+// nodes, after which the taint manager evicts them.
+const DefaultNodeLostTimeout = 5 * time.Minute
+
+// Reasons of a Pod's DisruptionTarget condition that k8s.io/api does not
+// name: the Eviction API's, the taint manager's and PodGC's.
+const (
+	disruptionEvictionAPI  = "EvictionByEvictionAPI"
+	disruptionTaintManager = "DeletionByTaintManager"
+	disruptionPodGC        = "DeletionByPodGC"
+)
+
 // podEnd is how a Worker's Pod ended, in the terms of a crash record.
 type podEnd struct {
 	pod      string
@@ -151,6 +169,8 @@ func (e podEnd) String() string {
 		b.WriteString("was OOMKilled")
 	case e.reason == ReasonEvicted:
 		b.WriteString("was evicted")
+	case e.reason == ReasonPreempted:
+		b.WriteString("was preempted")
 	case e.reason == ReasonPodDeleted:
 		b.WriteString("was deleted by someone other than tether")
 	case e.reason == ReasonNodeLost:
@@ -168,34 +188,39 @@ func (e podEnd) String() string {
 	return b.String()
 }
 
-// podEnded tells how pod ended, or nil while it is pending or running.
-func podEnded(pod *corev1.Pod, now time.Time) *podEnd {
-	end := &podEnd{pod: pod.Name, time: now, message: pod.Status.Message}
-	if nodeLost(pod) {
-		end.reason = ReasonNodeLost
-		return end
-	}
-	switch pod.Status.Phase {
-	case corev1.PodSucceeded, corev1.PodFailed:
+// podEnded tells how pod ended, or nil while its agent may still run; then
+// recheck, when not zero, is when the node-lost timeout it waits on is due.
+// The agent's end is judged first, so a sidecar that keeps the Pod Running
+// does not hide it. Whoever ended the Pod, as its DisruptionTarget
+// condition or its deletion says, comes before the exit code: an agent that
+// exits 0 on the SIGTERM of a drain was not done.
+func podEnded(pod *corev1.Pod, now time.Time, nodeLostTimeout time.Duration) (end *podEnd, recheck time.Time) {
+	end = &podEnd{pod: pod.Name, time: now, message: pod.Status.Message}
+	term := agentTermination(pod)
+	switch {
+	case pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed:
+	case term != nil:
 	default:
-		return nil
+		lost, msg, due := nodeLost(pod, now, nodeLostTimeout)
+		if !lost {
+			return nil, due
+		}
+		end.reason, end.message = ReasonNodeLost, msg
+		return end, time.Time{}
 	}
-	if pod.Status.Reason == ReasonEvicted {
-		end.reason = ReasonEvicted
-		return end
-	}
-	if t := agentTermination(pod); t != nil {
-		end.time = t.FinishedAt.Time
+	switch {
+	case term != nil:
+		end.time = term.FinishedAt.Time
 		if end.time.IsZero() {
 			end.time = now
 		}
-		end.message = t.Message
-		code := t.ExitCode
+		end.message = term.Message
+		code := term.ExitCode
 		switch {
-		case t.Reason == ReasonOOMKilled:
+		case term.Reason == ReasonOOMKilled:
 			end.reason, end.exitCode = ReasonOOMKilled, &code
-		case t.Signal != 0:
-			sig := t.Signal
+		case term.Signal != 0:
+			sig := term.Signal
 			end.reason, end.signal = "Signaled", &sig
 		case code > 128 && code < 128+65:
 			// Runtimes report a signal death as 128+signal.
@@ -204,49 +229,106 @@ func podEnded(pod *corev1.Pod, now time.Time) *podEnd {
 		default:
 			end.reason, end.exitCode = "Exited", &code
 		}
-		return end
-	}
-	if pod.Status.Phase == corev1.PodSucceeded {
+	case pod.Status.Phase == corev1.PodSucceeded:
 		zero := int32(0)
 		end.reason, end.exitCode = "Exited", &zero
-		return end
+	default:
+		end.reason = ReasonPodFailed
 	}
-	end.reason = ReasonPodFailed
-	return end
+	if c := podCondition(pod, corev1.DisruptionTarget); c != nil && c.Status == corev1.ConditionTrue {
+		end.reason, end.message = disruptionReason(c.Reason), strings.TrimSpace(c.Reason+": "+c.Message)
+	} else if pod.Status.Reason == ReasonEvicted {
+		end.reason, end.message = ReasonEvicted, pod.Status.Message
+	} else if !pod.DeletionTimestamp.IsZero() {
+		end.reason = ReasonPodDeleted
+	}
+	return end, time.Time{}
 }
 
-// agentTermination is the termination of the Pod's first container, the
-// agent's.
+// disruptionReason is the crash reason of a Pod the kubelet confirmed
+// ended after a DisruptionTarget condition of this reason.
+func disruptionReason(reason string) string {
+	switch reason {
+	case corev1.PodReasonPreemptionByScheduler:
+		return ReasonPreempted
+	case disruptionPodGC:
+		// PodGC fails the Pods of deleted or out-of-service nodes itself.
+		return ReasonNodeLost
+	default:
+		// EvictionByEvictionAPI (drain), TerminationByKubelet (node
+		// pressure, node shutdown), DeletionByTaintManager with a kubelet
+		// left to stop the container, and reasons added later.
+		return ReasonEvicted
+	}
+}
+
+func podCondition(pod *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
+	for i := range pod.Status.Conditions {
+		if pod.Status.Conditions[i].Type == t {
+			return &pod.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// agentTermination is the termination of the agent container, the Pod's
+// first: tether injects the TETHER_* environment into it, and other
+// containers are sidecars. With restartPolicy Never it ends once.
 func agentTermination(pod *corev1.Pod) *corev1.ContainerStateTerminated {
 	if len(pod.Spec.Containers) == 0 {
 		return nil
 	}
 	for i := range pod.Status.ContainerStatuses {
 		cs := &pod.Status.ContainerStatuses[i]
-		if cs.Name != pod.Spec.Containers[0].Name {
-			continue
-		}
-		if cs.State.Terminated != nil {
+		if cs.Name == pod.Spec.Containers[0].Name {
 			return cs.State.Terminated
 		}
-		return cs.LastTerminationState.Terminated
 	}
 	return nil
 }
 
-// nodeLost tells whether the node lifecycle controller gave up on pod's
-// node: it marks such Pods not ready with reason NodeNotReady, or, in
-// older releases, sets the Pod's reason to NodeLost.
-func nodeLost(pod *corev1.Pod) bool {
-	if pod.Status.Reason == ReasonNodeLost {
-		return true
-	}
-	for _, c := range pod.Status.Conditions {
-		if c.Type == corev1.PodReady && c.Status == corev1.ConditionFalse && c.Reason == "NodeNotReady" {
-			return true
+// nodeLost tells whether a Pod that has not ended as far as the API server
+// knows has lost its node, and if not yet, when to look again. Kubernetes
+// writes no "NodeLost" any more; what a node that stops reporting leaves
+// on its Pods is:
+//   - the node lifecycle controller sets Ready=False, keeping the reason the
+//     kubelet wrote for Ready=True, which is empty (the kubelet gives every
+//     Ready=False a reason, such as ContainersNotReady);
+//   - once the Pod's toleration of the not-ready or unreachable taint runs
+//     out, the taint manager adds DisruptionTarget (DeletionByTaintManager)
+//     and deletes the Pod gracefully; PodGC does the same
+//     (DeletionByPodGC) when the Node is deleted or out of service;
+//   - no kubelet confirms the deletion, so the Pod stays terminating, phase
+//     Running, past its deletionTimestamp (which includes the grace period).
+func nodeLost(pod *corev1.Pod, now time.Time, timeout time.Duration) (lost bool, message string, recheck time.Time) {
+	var notReadySince time.Time
+	if c := podCondition(pod, corev1.PodReady); c != nil && c.Status != corev1.ConditionTrue && c.Reason == "" {
+		notReadySince = c.LastTransitionTime.Time
+		if notReadySince.IsZero() {
+			notReadySince = now
 		}
 	}
-	return false
+	if c := podCondition(pod, corev1.DisruptionTarget); c != nil && c.Status == corev1.ConditionTrue &&
+		(c.Reason == disruptionPodGC || c.Reason == disruptionTaintManager && !notReadySince.IsZero()) {
+		return true, strings.TrimSpace(c.Reason + ": " + c.Message), time.Time{}
+	}
+	if !notReadySince.IsZero() {
+		due := notReadySince.Add(timeout)
+		if !now.Before(due) {
+			return true, fmt.Sprintf("not ready by its node's doing since %s", notReadySince.UTC().Format(time.RFC3339)), time.Time{}
+		}
+		recheck = due
+	}
+	if dt := pod.DeletionTimestamp; dt != nil {
+		due := dt.Add(timeout)
+		if !now.Before(due) {
+			return true, fmt.Sprintf("still terminating %s after its grace period ended: no kubelet confirmed it", now.Sub(dt.Time).Round(time.Second)), time.Time{}
+		}
+		if recheck.IsZero() || due.Before(recheck) {
+			recheck = due
+		}
+	}
+	return false, "", recheck
 }
 
 // pendingCause says why pod has not started, from its scheduling condition
@@ -308,15 +390,32 @@ func (r *WorkerReconciler) reconcilePod(ctx context.Context, w *v1.Worker) (ctrl
 	if gone {
 		return ctrl.Result{}, r.handlePodEnd(ctx, w, podEnd{pod: w.Status.PodName, reason: ReasonPodDeleted, time: r.now()})
 	}
-	if end := podEnded(pod, r.now()); end != nil {
-		if end.reason == ReasonNodeLost && pod.DeletionTimestamp.IsZero() {
-			// Its kubelet cannot confirm the end: delete the Pod at once so
-			// that no second agent runs beside the restarted one.
+	end, recheck := podEnded(pod, r.now(), r.nodeLostTimeout)
+	if end != nil {
+		// The end is recorded first: a Pod tether deleted before its write
+		// landed would be judged deleted by someone else next time.
+		if err := r.handlePodEnd(ctx, w, *end); err != nil {
+			return ctrl.Result{}, err
+		}
+		switch {
+		case end.reason == ReasonNodeLost:
+			// No kubelet will confirm the end: the Pod goes at once, so the
+			// Worker counts only the next one. A container on a partitioned
+			// node may still run; see docs/operator.md.
 			if err := r.client.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
 				return ctrl.Result{}, err
 			}
+		case pod.Status.Phase != corev1.PodSucceeded && pod.Status.Phase != corev1.PodFailed:
+			// The agent ended and a sidecar keeps the Pod running.
+			if err := r.deletePod(ctx, w, pod); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
-		return ctrl.Result{}, r.handlePodEnd(ctx, w, *end)
+		return ctrl.Result{}, nil
+	}
+	res := ctrl.Result{}
+	if !recheck.IsZero() {
+		res.RequeueAfter = max(recheck.Sub(r.now()), time.Second)
 	}
 	w.Status.NodeName = pod.Spec.NodeName
 	if podRunning(pod) {
@@ -334,11 +433,15 @@ func (r *WorkerReconciler) reconcilePod(ctx context.Context, w *v1.Worker) (ctrl
 				return ctrl.Result{}, err
 			}
 			r.recorder.Eventf(w, pod, corev1.EventTypeNormal, EventWorkerStarted, "Run", "pod %s running on node %s", pod.Name, pod.Spec.NodeName)
-			return ctrl.Result{}, nil
+			return res, nil
 		}
-		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
+		return res, r.writeStatusIfChanged(ctx, w)
 	}
-	return r.reconcilePending(ctx, w, pod)
+	pending, err := r.reconcilePending(ctx, w, pod)
+	if res.RequeueAfter > 0 && (pending.RequeueAfter == 0 || res.RequeueAfter < pending.RequeueAfter) {
+		pending.RequeueAfter = res.RequeueAfter
+	}
+	return pending, err
 }
 
 // reconcilePending reports a Pod that has not started: pending until the
@@ -553,51 +656,32 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 		w.Status.Crashes[len(w.Status.Crashes)-1].Restarted = true
 	}
 	var extra []metav1.Condition
+	endPhase(&w.Status, clean, started != "", action)
 	switch {
 	case clean:
-		setPhase(&w.Status, workerfsm.Exited)
 	case started != "":
 		w.Status.PodName = started
-		setPhase(&w.Status, workerfsm.CrashRestarted)
 		// The new Pod has not started yet: Running comes when it runs.
 		setPhase(&w.Status, workerfsm.PodCreated)
 		extra = append(extra, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodPending, "pod "+started+" created"))
 	case action == ActionNotifyOnly:
-		setPhase(&w.Status, workerfsm.CrashLooped)
-	default:
-		setPhase(&w.Status, workerfsm.Crashed)
-		switch {
-		case refused:
-			extra = append(extra, invalidTemplateCondition(invalid))
-		case startErr != nil:
-			extra = append(extra, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodRejected, startErr.Error()))
-		}
+	case refused:
+		extra = append(extra, invalidTemplateCondition(invalid))
+	case startErr != nil:
+		extra = append(extra, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodRejected, startErr.Error()))
 	}
 	if err := r.writeStatus(ctx, w, extra...); err != nil {
 		return err
 	}
 	r.cleanupPods(ctx, w, end.pod)
 	logr.FromContextOrDiscard(ctx).Info("worker pod ended", "worker", w.Name, "end", end.String(), "phase", w.Status.Phase, "hooks", rec.Hook)
-	hooks := heldSummary(w, rec.Hook)
-	budget := workerfsm.Budget(&w.Spec, &w.Status, r.now())
-	switch {
-	case clean:
-		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStopped, "Exit", "%s; %s", end, hooks)
-	case started != "":
-		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restarted as pod %s (%s)", end, hooks, started, budget)
-	case action == ActionNotifyOnly:
-		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly", "%s; %s; not restarted: CrashLoop", end, hooks)
-		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventRestartsExhausted, "NotifyOnly",
-			"restarts exhausted: %s (maxCrashes %d); restart it by hand with `tether worker restart %s -n %s`",
-			budget, maxCrashes(&w.Spec), w.Name, w.Namespace)
-	case startErr != nil:
-		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", end, hooks, startErr)
-		if refused {
-			r.recordInvalidTemplate(w, invalid)
-		}
-	default:
-		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly",
-			"%s; %s; not restarted (spec.restart.auto is off); restart it by hand with `tether worker restart %s -n %s`", end, hooks, w.Name, w.Namespace)
+	var restartedAs string
+	if started != "" {
+		restartedAs = "pod " + started
+	}
+	r.emitEnd(w, end, rec.Hook, action, clean, restartedAs, startErr)
+	if refused && started == "" && !clean && action != ActionNotifyOnly {
+		r.recordInvalidTemplate(w, invalid)
 	}
 	return nil
 }

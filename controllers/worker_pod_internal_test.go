@@ -19,8 +19,11 @@ package controllers
 import (
 	"errors"
 	"testing"
+	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -64,5 +67,53 @@ func TestTemplateInvalidNamesWorkerFields(t *testing.T) {
 	}
 	if templateInvalid(apierrors.NewForbidden(schema.GroupResource{Resource: "pods"}, "w-0", errors.New("quota")), 6, 2) != nil {
 		t.Error("a Forbidden error was taken for an invalid template")
+	}
+}
+
+// TestNodeLost tells a Pod whose node stopped reporting from one whose
+// kubelet merely reports it not ready, by what Kubernetes writes.
+func TestNodeLost(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	const timeout = time.Minute
+	ago := func(d time.Duration) metav1.Time { return metav1.NewTime(now.Add(-d)) }
+	ready := func(status corev1.ConditionStatus, reason string, since time.Duration) corev1.PodCondition {
+		return corev1.PodCondition{Type: corev1.PodReady, Status: status, Reason: reason, LastTransitionTime: ago(since)}
+	}
+	target := func(reason string) corev1.PodCondition {
+		return corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason}
+	}
+	cases := []struct {
+		name        string
+		conditions  []corev1.PodCondition
+		deletedAgo  time.Duration
+		wantLost    bool
+		wantRecheck time.Time
+	}{
+		{name: "ready", conditions: []corev1.PodCondition{ready(corev1.ConditionTrue, "", time.Hour)}},
+		{name: "kubelet says not ready", conditions: []corev1.PodCondition{ready(corev1.ConditionFalse, "ContainersNotReady", time.Hour)}},
+		{name: "node not ready, within timeout", conditions: []corev1.PodCondition{ready(corev1.ConditionFalse, "", 20*time.Second)}, wantRecheck: now.Add(40 * time.Second)},
+		{name: "node not ready past timeout", conditions: []corev1.PodCondition{ready(corev1.ConditionFalse, "", 2*time.Minute)}, wantLost: true},
+		{name: "node unknown past timeout", conditions: []corev1.PodCondition{ready(corev1.ConditionUnknown, "", 2*time.Minute)}, wantLost: true},
+		{name: "taint manager on a not-ready node", conditions: []corev1.PodCondition{ready(corev1.ConditionFalse, "", time.Second), target(disruptionTaintManager)}, wantLost: true},
+		{name: "taint manager, node ready", conditions: []corev1.PodCondition{ready(corev1.ConditionTrue, "", time.Hour), target(disruptionTaintManager)}},
+		{name: "podgc", conditions: []corev1.PodCondition{target(disruptionPodGC)}, wantLost: true},
+		{name: "drain, within grace", conditions: []corev1.PodCondition{target(disruptionEvictionAPI)}, deletedAgo: -10 * time.Second, wantRecheck: now.Add(70 * time.Second)},
+		{name: "terminating past grace", deletedAgo: 2 * time.Minute, wantLost: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: tc.conditions}}
+			if tc.deletedAgo != 0 {
+				dt := ago(tc.deletedAgo)
+				pod.DeletionTimestamp = &dt
+			}
+			lost, msg, recheck := nodeLost(pod, now, timeout)
+			if lost != tc.wantLost || !recheck.Equal(tc.wantRecheck) {
+				t.Errorf("lost %v (%q), recheck %v; want %v, %v", lost, msg, recheck, tc.wantLost, tc.wantRecheck)
+			}
+			if lost && msg == "" {
+				t.Error("lost with no message")
+			}
+		})
 	}
 }

@@ -46,6 +46,7 @@ func startPodWorkers(t *testing.T) *testenv.Env {
 	opts := controllers.Options{Config: testConfig(t), SkipNameValidation: true}
 	opts.Worker.LogDir = t.TempDir()
 	opts.Worker.PodPendingTimeout = 2 * time.Second
+	opts.Worker.NodeLostTimeout = 2 * time.Second
 	if err := controllers.SetupAll(mgr, opts); err != nil {
 		t.Fatal(err)
 	}
@@ -237,9 +238,20 @@ func TestWorkerPods(t *testing.T) {
 		t.Errorf("pods left %v; want the current %s and at most the one before", names, last)
 	}
 
+	// A Pod bound to a node waits for its kubelet, so the grace period the
+	// finalizer deleted it with shows.
+	last := fmt.Sprintf("agent-%d", len(crashes))
+	bind(t, c, last)
+	kubelet(t, c, last, corev1.PodRunning, "", running())
+	waitPodWorker(t, c, "agent", "Running on "+last, func(w *v1.Worker) bool { return w.Status.Phase == v1.WorkerRunning })
 	if err := c.Delete(ctx, &v1.Worker{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent"}}); err != nil {
 		t.Fatal(err)
 	}
+	deleting := waitPod(t, c, last, "deleted by the finalizer", func(p *corev1.Pod) bool { return !p.DeletionTimestamp.IsZero() })
+	if g := deleting.DeletionGracePeriodSeconds; g == nil || *g != 5 {
+		t.Errorf("the finalizer deleted pod %s with grace period %v, want the template's 5", last, g)
+	}
+	kubeletRemoves(t, c, last)
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "agent"}, &v1.Worker{})
@@ -254,6 +266,221 @@ func TestWorkerPods(t *testing.T) {
 			t.Fatalf("deleting the worker left it (%v) or its pods (%d)", err, len(left.Items))
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// bind binds a Pod to a node, as the scheduler does: the API server then
+// keeps a deleted Pod until its kubelet confirms, or grace 0 forces it.
+func bind(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	pod := getPod(t, c, name)
+	binding := &corev1.Binding{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"}, Target: corev1.ObjectReference{Kind: "Node", Name: "node-1"}}
+	if err := c.SubResource("binding").Create(context.Background(), pod, binding); err != nil {
+		t.Fatalf("binding pod %s: %v", name, err)
+	}
+}
+
+// setPodStatus edits a Pod's status as the kubelet or a controller would.
+func setPodStatus(t *testing.T, c client.Client, name string, edit func(*corev1.PodStatus)) {
+	t.Helper()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		pod := getPod(t, c, name)
+		edit(&pod.Status)
+		return c.Status().Update(context.Background(), pod)
+	})
+	if err != nil {
+		t.Fatalf("status of pod %s: %v", name, err)
+	}
+}
+
+// kubeletRemoves removes a terminating Pod as its kubelet does once its
+// containers have stopped.
+func kubeletRemoves(t *testing.T, c client.Client, name string) {
+	t.Helper()
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}}
+	if err := c.Delete(context.Background(), pod, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+		t.Fatalf("removing pod %s: %v", name, err)
+	}
+}
+
+// waitPod waits until the Pod satisfies cond.
+func waitPod(t *testing.T, c client.Client, name, what string, cond func(*corev1.Pod) bool) *corev1.Pod {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		pod := &corev1.Pod{}
+		err := c.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: name}, pod)
+		if err == nil && cond(pod) {
+			return pod
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pod %s: never %s (%v)", name, what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func setCondition(st *corev1.PodStatus, c corev1.PodCondition) {
+	c.LastTransitionTime = metav1.Now()
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == c.Type {
+			st.Conditions[i] = c
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, c)
+}
+
+// nodeStopsReporting plays the node lifecycle controller: Ready=False,
+// keeping the empty reason the kubelet wrote with Ready=True.
+func nodeStopsReporting(st *corev1.PodStatus) {
+	setCondition(st, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionFalse})
+}
+
+func disruptionTarget(reason string) func(*corev1.PodStatus) {
+	return func(st *corev1.PodStatus) {
+		setCondition(st, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason, Message: "test: " + reason})
+	}
+}
+
+func agentEnds(phase corev1.PodPhase, code int32) func(*corev1.PodStatus) {
+	return func(st *corev1.PodStatus) {
+		st.Phase = phase
+		st.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: "example.invalid/agent:1", State: terminated(code, 0, "Completed")}}
+	}
+}
+
+// TestWorkerPodEnds plays the cluster ending a running, bound Pod in each
+// way Kubernetes has, and checks the crash record's reason, that the next
+// Pod is started, and that the Worker never counts two live Pods: a lost
+// node's Pod is force-deleted, any other one is left for its kubelet.
+func TestWorkerPodEnds(t *testing.T) {
+	env := startPodWorkers(t)
+	c := env.Client
+	ctx := context.Background()
+	del := func(grace int64) func(t *testing.T, pod string) {
+		return func(t *testing.T, pod string) {
+			opts := []client.DeleteOption{}
+			if grace >= 0 {
+				opts = append(opts, client.GracePeriodSeconds(grace))
+			}
+			// A lost node's Pod may be gone already: its condition is enough.
+			err := c.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: pod}}, opts...)
+			if err != nil && !apierrors.IsNotFound(err) {
+				t.Fatal(err)
+			}
+		}
+	}
+	status := func(edits ...func(*corev1.PodStatus)) func(t *testing.T, pod string) {
+		return func(t *testing.T, pod string) {
+			setPodStatus(t, c, pod, func(st *corev1.PodStatus) {
+				for _, e := range edits {
+					e(st)
+				}
+			})
+		}
+	}
+	cases := []struct {
+		name    string
+		sidecar bool
+		// steps play the node lifecycle controller, the taint manager,
+		// the Eviction API, the scheduler or someone deleting the Pod,
+		// and the kubelet.
+		steps      []func(t *testing.T, pod string)
+		wantReason string
+		wantExit   int32
+		wantEvent  string
+		// forced: tether deleted the ended Pod at once; else it is left
+		// terminating for its kubelet.
+		forced bool
+	}{
+		{name: "taint-eviction", steps: []func(*testing.T, string){status(nodeStopsReporting, disruptionTarget("DeletionByTaintManager")), del(-1)},
+			wantReason: controllers.ReasonNodeLost, wantEvent: "DeletionByTaintManager", forced: true},
+		{name: "node-not-ready", steps: []func(*testing.T, string){status(nodeStopsReporting)},
+			wantReason: controllers.ReasonNodeLost, wantEvent: "not ready by its node's doing", forced: true},
+		{name: "stuck-terminating", steps: []func(*testing.T, string){del(1)},
+			wantReason: controllers.ReasonNodeLost, wantEvent: "no kubelet confirmed it", forced: true},
+		{name: "drain", steps: []func(*testing.T, string){status(disruptionTarget("EvictionByEvictionAPI")), del(-1), status(agentEnds(corev1.PodSucceeded, 0))},
+			wantReason: controllers.ReasonEvicted, wantExit: 0, wantEvent: "was evicted"},
+		{name: "preempted", steps: []func(*testing.T, string){status(disruptionTarget(corev1.PodReasonPreemptionByScheduler)), del(-1), status(agentEnds(corev1.PodFailed, 143))},
+			wantReason: controllers.ReasonPreempted, wantEvent: "was preempted"},
+		{name: "taint-eviction-confirmed", steps: []func(*testing.T, string){status(disruptionTarget("DeletionByTaintManager")), del(-1), status(agentEnds(corev1.PodSucceeded, 0))},
+			wantReason: controllers.ReasonEvicted, wantEvent: "DeletionByTaintManager"},
+		{name: "deleted-exit-0", steps: []func(*testing.T, string){del(-1), status(agentEnds(corev1.PodSucceeded, 0))},
+			wantReason: controllers.ReasonPodDeleted, wantExit: 0, wantEvent: "deleted by someone other than tether"},
+		{name: "sidecar", sidecar: true, steps: []func(*testing.T, string){status(func(st *corev1.PodStatus) {
+			st.ContainerStatuses[0].State = terminated(1, 0, "Error")
+		})}, wantReason: "Exited", wantExit: 1, wantEvent: "exited with code 1"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w := podWorker(tc.name, 10)
+			if tc.sidecar {
+				w.Spec.Template.Spec.Containers = append(w.Spec.Template.Spec.Containers, corev1.Container{Name: "proxy", Image: "example.invalid/proxy:1"})
+			}
+			if err := c.Create(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+			first, next := tc.name+"-0", tc.name+"-1"
+			waitPodWorker(t, c, tc.name, "created a pod", func(w *v1.Worker) bool { return w.Status.PodName == first })
+			bind(t, c, first)
+			setPodStatus(t, c, first, func(st *corev1.PodStatus) {
+				st.Phase = corev1.PodRunning
+				setCondition(st, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue})
+				st.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: "example.invalid/agent:1", State: running()}}
+				if tc.sidecar {
+					st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{Name: "proxy", Image: "example.invalid/proxy:1", State: running()})
+				}
+			})
+			waitPodWorker(t, c, tc.name, "Running", func(w *v1.Worker) bool { return w.Status.Phase == v1.WorkerRunning })
+			for _, step := range tc.steps {
+				step(t, first)
+			}
+			w = waitPodWorker(t, c, tc.name, "restarted as "+next, func(w *v1.Worker) bool { return w.Status.PodName == next })
+			if len(w.Status.Crashes) != 1 {
+				t.Fatalf("%d crash records, want 1: %+v", len(w.Status.Crashes), w.Status.Crashes)
+			}
+			rec := w.Status.Crashes[0]
+			if rec.Reason != tc.wantReason || !rec.Restarted {
+				t.Errorf("crash record %+v; want reason %s, restarted", rec, tc.wantReason)
+			}
+			if tc.wantExit != 0 && (rec.ExitCode == nil || *rec.ExitCode != tc.wantExit) {
+				t.Errorf("exit code %v, want %d", rec.ExitCode, tc.wantExit)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				evs := podEvents(t, c, tc.name, controllers.EventWorkerCrashed)
+				if len(evs) == 1 && strings.Contains(evs[0].Message, tc.wantEvent) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("Events %+v; want one %s naming %q", evs, controllers.EventWorkerCrashed, tc.wantEvent)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			old := &corev1.Pod{}
+			err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: first}, old)
+			switch {
+			case tc.forced && !apierrors.IsNotFound(err):
+				t.Errorf("the lost node's pod %s is still there (%v)", first, err)
+			case !tc.forced && err != nil:
+				t.Errorf("pod %s: %v; want it left terminating for its kubelet", first, err)
+			case !tc.forced && (old.DeletionTimestamp.IsZero() || old.DeletionGracePeriodSeconds == nil || *old.DeletionGracePeriodSeconds == 0):
+				t.Errorf("pod %s: deletion %v, grace %v; want a graceful deletion in progress", first, old.DeletionTimestamp, old.DeletionGracePeriodSeconds)
+			}
+			if tc.sidecar && *old.DeletionGracePeriodSeconds != 5 {
+				t.Errorf("the ended agent's pod was deleted with grace %d, want the template's 5", *old.DeletionGracePeriodSeconds)
+			}
+			kubeletRemoves(t, c, first)
+			// The restart is the only crash: the Worker stays on the new Pod.
+			time.Sleep(300 * time.Millisecond)
+			if err := c.Get(ctx, client.ObjectKeyFromObject(w), w); err != nil {
+				t.Fatal(err)
+			}
+			if w.Status.PodName != next || len(w.Status.Crashes) != 1 {
+				t.Errorf("after pod %s went: pod %q, %d crashes; want %s, 1", first, w.Status.PodName, len(w.Status.Crashes), next)
+			}
+		})
 	}
 }
 
@@ -274,12 +501,13 @@ func TestWorkerPodsCrashLoop(t *testing.T) {
 			if w.Status.Phase != v1.WorkerCrashLoop {
 				t.Fatalf("after %d crashes no new pod, phase %q; want CrashLoop", i+1, w.Status.Phase)
 			}
-			loop := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionCrashLoop)
-			if loop == nil || loop.Status != metav1.ConditionTrue {
-				t.Fatalf("CrashLoop condition %+v", loop)
+			if i+1 != 2 || len(w.Status.Crashes) != 2 {
+				t.Fatalf("maxCrashes 2 ended in CrashLoop after %d crashes with %d records; want 2, 2", i+1, len(w.Status.Crashes))
 			}
-			if i+1 > 3 {
-				t.Fatalf("maxCrashes 2 allowed %d crashes", i+1)
+			loop := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionCrashLoop)
+			want := "2 crashes in 10m0s; restart by hand with `tether worker restart looper -n default`"
+			if loop == nil || loop.Status != metav1.ConditionTrue || loop.Reason != v1.ReasonRestartsExhausted || loop.Message != want {
+				t.Fatalf("CrashLoop condition %+v; want True, %s, %q", loop, v1.ReasonRestartsExhausted, want)
 			}
 			break
 		}
@@ -300,27 +528,47 @@ func TestWorkerPodsCrashLoop(t *testing.T) {
 }
 
 // TestWorkerPodStuckPending reports a Pod that cannot start (its image
-// cannot be pulled) as stuck, not as a crash loop.
+// cannot be pulled, no node fits it) as stuck, not as a crash loop.
 func TestWorkerPodStuckPending(t *testing.T) {
 	env := startPodWorkers(t)
 	c := env.Client
-	if err := c.Create(context.Background(), podWorker("stuck", 2)); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name  string
+		stuck func(*corev1.PodStatus)
+		want  string
+	}{
+		{name: "image", stuck: func(st *corev1.PodStatus) {
+			st.Phase = corev1.PodPending
+			st.ContainerStatuses = []corev1.ContainerStatus{{Name: "agent", Image: "example.invalid/agent:1", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
+				Reason: "ImagePullBackOff", Message: `Back-off pulling image "example.invalid/agent:1"`,
+			}}}}
+		}, want: "container agent: ImagePullBackOff: Back-off pulling image"},
+		{name: "unschedulable", stuck: func(st *corev1.PodStatus) {
+			st.Phase = corev1.PodPending
+			setCondition(st, corev1.PodCondition{Type: corev1.PodScheduled, Status: corev1.ConditionFalse,
+				Reason: corev1.PodReasonUnschedulable, Message: "0/3 nodes are available: 3 Insufficient memory."})
+		}, want: "Unschedulable: 0/3 nodes are available: 3 Insufficient memory."},
 	}
-	waitPodWorker(t, c, "stuck", "created a pod", func(w *v1.Worker) bool { return w.Status.PodName == "stuck-0" })
-	kubelet(t, c, "stuck-0", corev1.PodPending, "", corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{
-		Reason: "ImagePullBackOff", Message: `Back-off pulling image "example.invalid/agent:1"`,
-	}})
-	w := waitPodWorker(t, c, "stuck", "reported stuck", func(w *v1.Worker) bool {
-		ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
-		return ready != nil && ready.Reason == controllers.ReasonPodStuck
-	})
-	ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
-	if w.Status.Phase != v1.WorkerPending || len(w.Status.Crashes) != 0 || w.Status.PodName != "stuck-0" {
-		t.Errorf("a stuck pod: phase %q, %d crashes, pod %q; want Pending, none, stuck-0", w.Status.Phase, len(w.Status.Crashes), w.Status.PodName)
-	}
-	if want := "ImagePullBackOff"; !strings.Contains(ready.Message, want) {
-		t.Errorf("Ready message %q does not name %s", ready.Message, want)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := c.Create(context.Background(), podWorker(tc.name, 2)); err != nil {
+				t.Fatal(err)
+			}
+			pod := tc.name + "-0"
+			waitPodWorker(t, c, tc.name, "created a pod", func(w *v1.Worker) bool { return w.Status.PodName == pod })
+			setPodStatus(t, c, pod, tc.stuck)
+			w := waitPodWorker(t, c, tc.name, "reported stuck", func(w *v1.Worker) bool {
+				ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+				return ready != nil && ready.Reason == controllers.ReasonPodStuck
+			})
+			ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+			if w.Status.Phase != v1.WorkerPending || len(w.Status.Crashes) != 0 || w.Status.PodName != pod {
+				t.Errorf("a stuck pod: phase %q, %d crashes, pod %q; want Pending, none, %s", w.Status.Phase, len(w.Status.Crashes), w.Status.PodName, pod)
+			}
+			if !strings.Contains(ready.Message, tc.want) {
+				t.Errorf("Ready message %q does not say %q", ready.Message, tc.want)
+			}
+		})
 	}
 }
 

@@ -454,20 +454,16 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc)
 		appendCrash(&w.Status, rec)
 	}
 	var extra []metav1.Condition
-	switch {
-	case clean:
-		setPhase(&w.Status, workerfsm.Exited)
-	case l != nil:
+	restarted := !clean && l != nil
+	if restarted {
 		r.recordProcess(w, l.id, l.logFile, l.tmux)
-		setPhase(&w.Status, workerfsm.CrashRestarted)
+	}
+	endPhase(&w.Status, clean, restarted, action)
+	switch {
+	case restarted:
 		w.Status.Restarts++
-	case action == ActionNotifyOnly:
-		setPhase(&w.Status, workerfsm.CrashLooped)
-	default:
-		setPhase(&w.Status, workerfsm.Crashed)
-		if launchErr != nil {
-			extra = append(extra, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", launchErr.Error()))
-		}
+	case !clean && action != ActionNotifyOnly && launchErr != nil:
+		extra = append(extra, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", launchErr.Error()))
 	}
 	if err := r.writeStatus(ctx, w, extra...); err != nil {
 		return err
@@ -483,30 +479,51 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc)
 		}
 	}
 	log.Info("worker process ended", "worker", key, "exit", exit.String(), "phase", w.Status.Phase, "hooks", rec.Hook)
-	r.emitExit(w, exit, rec, action, clean, l, launchErr)
+	var restartedAs string
+	if l != nil {
+		restartedAs = l.id.String()
+	}
+	r.emitEnd(w, exit, rec.Hook, action, clean, restartedAs, launchErr)
 	return nil
 }
 
-func (r *WorkerReconciler) emitExit(w *v1.Worker, exit supervise.Exit, rec v1.CrashRecord, action Action, clean bool, l *launched, launchErr error) {
-	hooks := heldSummary(w, rec.Hook)
+// endPhase moves a Worker whose agent ended, a process or a Pod, to its
+// next phase.
+func endPhase(st *v1.WorkerStatus, clean, restarted bool, action Action) {
+	switch {
+	case clean:
+		setPhase(st, workerfsm.Exited)
+	case restarted:
+		setPhase(st, workerfsm.CrashRestarted)
+	case action == ActionNotifyOnly:
+		setPhase(st, workerfsm.CrashLooped)
+	default:
+		setPhase(st, workerfsm.Crashed)
+	}
+}
+
+// emitEnd records the Events of an agent's end, a process's or a Pod's:
+// restartedAs names what replaced it, startErr why nothing did.
+func (r *WorkerReconciler) emitEnd(w *v1.Worker, end fmt.Stringer, held string, action Action, clean bool, restartedAs string, startErr error) {
+	hooks := heldSummary(w, held)
 	if clean {
-		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStopped, "Exit", "%s; %s", exit, hooks)
+		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStopped, "Exit", "%s; %s", end, hooks)
 		return
 	}
 	budget := workerfsm.Budget(&w.Spec, &w.Status, r.now())
 	switch {
-	case l != nil:
-		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restarted as %s (%s)", exit, hooks, l.id, budget)
+	case restartedAs != "":
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restarted as %s (%s)", end, hooks, restartedAs, budget)
 	case action == ActionNotifyOnly:
-		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly", "%s; %s; not restarted: CrashLoop", exit, hooks)
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly", "%s; %s; not restarted: CrashLoop", end, hooks)
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventRestartsExhausted, "NotifyOnly",
 			"restarts exhausted: %s (maxCrashes %d); restart it by hand with `tether worker restart %s -n %s`",
 			budget, maxCrashes(&w.Spec), w.Name, w.Namespace)
-	case launchErr != nil:
-		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", exit, hooks, launchErr)
+	case startErr != nil:
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", end, hooks, startErr)
 	default:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly",
-			"%s; %s; not restarted (spec.restart.auto is off); restart it by hand with `tether worker restart %s -n %s`", exit, hooks, w.Name, w.Namespace)
+			"%s; %s; not restarted (spec.restart.auto is off); restart it by hand with `tether worker restart %s -n %s`", end, hooks, w.Name, w.Namespace)
 	}
 }
 
