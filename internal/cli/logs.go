@@ -126,7 +126,8 @@ func printPodLog(ctx context.Context, out io.Writer, b *Backend, w *v1.Worker, f
 }
 
 // printLog copies path to out and, when follow is set, whatever is
-// appended to it, woken by fsnotify, until ctx ends.
+// appended to it, woken by fsnotify, until ctx ends or the file is removed
+// or renamed (rotated).
 func printLog(ctx context.Context, out io.Writer, path string, follow bool) error {
 	f, err := os.Open(path)
 	if err != nil {
@@ -159,6 +160,11 @@ func printLog(ctx context.Context, out io.Writer, path string, follow bool) erro
 				return errors.New("log watch closed")
 			}
 			if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+				return nil
+			}
+			// An unlinked file this reader holds open reports no Remove until
+			// it is closed, only the Chmod of its link count.
+			if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 				return nil
 			}
 		}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -68,7 +69,20 @@ type runOptions struct {
 	lease         leaseTiming
 	recoveryDir   string
 	manifests     string
+	podTimeouts   podTimeouts
 	zap           zap.Options
+}
+
+// podTimeouts are the Worker reconciler's waits on Pods, in cluster mode.
+type podTimeouts struct {
+	pending, nodeLost time.Duration
+}
+
+func (t podTimeouts) workerOptions() (controllers.WorkerOptions, error) {
+	if t.pending <= 0 || t.nodeLost <= 0 {
+		return controllers.WorkerOptions{}, fmt.Errorf("--pod-pending-timeout %s and --node-lost-timeout %s must be positive", t.pending, t.nodeLost)
+	}
+	return controllers.WorkerOptions{PodPendingTimeout: t.pending, NodeLostTimeout: t.nodeLost}, nil
 }
 
 // workerPods selects the Pods the Worker reconciler creates.
@@ -119,8 +133,14 @@ otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 	fs.DurationVar(&o.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "with --leader-elect, how often candidates try to take or renew the Lease")
 	fs.StringVar(&o.recoveryDir, "recovery-dir", "", "with --cluster, also write each Hook's recovery file under this directory (default: the configuration file's recoveryDir; unset, none: the operator writes nothing to its filesystem, and tether recover renders the file from the Hook)")
 	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
+	bindPodFlags(fs, &o.podTimeouts)
 	bindLogFlags(fs, &o.zap)
 	return cmd
+}
+
+func bindPodFlags(fs *pflag.FlagSet, t *podTimeouts) {
+	fs.DurationVar(&t.pending, "pod-pending-timeout", controllers.DefaultPodPendingTimeout, "with --cluster, how long a Worker's Pod may stay Pending (unschedulable, pulling its image) before the Worker reports it PodStuck")
+	fs.DurationVar(&t.nodeLost, "node-lost-timeout", controllers.DefaultNodeLostTimeout, "with --cluster, how long a Worker's Pod may stay not ready by its node's doing, or terminating past its grace period, before it is recorded NodeLost and replaced")
 }
 
 func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger) error {
@@ -209,6 +229,10 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 // and verifies receipts with the keys in each namespace's Secret. Worker
 // logs of launched processes go to the user's cache directory.
 func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, _ logr.Logger) (manager.Manager, controllers.Options, error) {
+	worker, err := o.podTimeouts.workerOptions()
+	if err != nil {
+		return nil, controllers.Options{}, err
+	}
 	rest, err := g.KubeConfig.ToRESTConfig()
 	if err != nil {
 		return nil, controllers.Options{}, fmt.Errorf("loading kubeconfig: %w", err)
@@ -243,7 +267,7 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 	// Keys are read uncached, one Secret at a time: the operator needs get
 	// on Secrets, never a cluster-wide watch of them.
 	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader()}
-	return mgr, controllers.Options{Config: cfg, RecoveryDir: recoveryDir, Evidence: metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, keys))}, nil
+	return mgr, controllers.Options{Config: cfg, RecoveryDir: recoveryDir, Evidence: metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, keys)), Worker: worker}, nil
 }
 
 // serveLocalMetrics adds the metrics endpoint of the local store to mgr,
