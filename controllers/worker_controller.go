@@ -206,7 +206,15 @@ func (r *WorkerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, err
 	}
 	if !w.DeletionTimestamp.IsZero() {
-		return ctrl.Result{}, r.finalize(ctx, w)
+		if err := r.finalize(ctx, w); err != nil {
+			return ctrl.Result{}, err
+		}
+		if w.Spec.Template != nil && r.pods && controllerutil.ContainsFinalizer(w, WorkerFinalizer) {
+			// Pods left terminating on a lost node send no event: look
+			// again once they may be overdue (deletePod).
+			return ctrl.Result{RequeueAfter: r.nodeLostTimeout}, nil
+		}
+		return ctrl.Result{}, nil
 	}
 	if !controllerutil.ContainsFinalizer(w, WorkerFinalizer) {
 		controllerutil.AddFinalizer(w, WorkerFinalizer)

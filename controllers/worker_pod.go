@@ -382,7 +382,7 @@ func (r *WorkerReconciler) reconcilePod(ctx context.Context, w *v1.Worker) (ctrl
 	if w.Status.Phase == v1.WorkerRestarting {
 		// `tether worker restart`: the old Pod goes first, then a new one.
 		if !gone {
-			return ctrl.Result{}, r.deletePod(ctx, w, pod)
+			return ctrl.Result{RequeueAfter: r.nodeLostTimeout}, r.deletePod(ctx, w, pod)
 		}
 		w.Status.PodName, w.Status.NodeName = "", ""
 		return ctrl.Result{}, r.startPod(ctx, w, true)
@@ -705,9 +705,17 @@ func (r *WorkerReconciler) cleanupPods(ctx context.Context, w *v1.Worker, keep s
 }
 
 // deletePod deletes the Worker's Pod with the template's grace period; the
-// Pod watch brings the Worker back once it is gone.
+// Pod watch brings the Worker back once it is gone. A Pod still
+// terminating the node-lost timeout after its deletionTimestamp has no
+// kubelet to confirm it: it is deleted with grace 0.
 func (r *WorkerReconciler) deletePod(ctx context.Context, w *v1.Worker, pod *corev1.Pod) error {
 	if !pod.DeletionTimestamp.IsZero() {
+		if r.now().Before(pod.DeletionTimestamp.Add(r.nodeLostTimeout)) {
+			return nil
+		}
+		if err := r.client.Delete(ctx, pod, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
 		return nil
 	}
 	var opts []client.DeleteOption

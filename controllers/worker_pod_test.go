@@ -712,3 +712,38 @@ func TestWorkerPodInvalidTemplate(t *testing.T) {
 		t.Errorf("pods %v after the refused restart, want only edited-0", pods)
 	}
 }
+
+// TestWorkerPodDeletedOnLostNode deletes a Worker whose Pod is on a node
+// that no longer answers: the finalizer's graceful delete is never
+// confirmed, so once it is overdue the Pod is deleted with grace 0 and
+// the Worker goes.
+func TestWorkerPodDeletedOnLostNode(t *testing.T) {
+	env := startPodWorkers(t)
+	c := env.Client
+	ctx := context.Background()
+	w := podWorker("orphan", 10)
+	grace := int64(1)
+	w.Spec.Template.Spec.TerminationGracePeriodSeconds = &grace
+	if err := c.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	waitPodWorker(t, c, "orphan", "created a pod", func(w *v1.Worker) bool { return w.Status.PodName == "orphan-0" })
+	bind(t, c, "orphan-0")
+	kubelet(t, c, "orphan-0", corev1.PodRunning, "", running())
+	waitPodWorker(t, c, "orphan", "Running", func(w *v1.Worker) bool { return w.Status.Phase == v1.WorkerRunning })
+	if err := c.Delete(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	waitPod(t, c, "orphan-0", "deleted by the finalizer", func(p *corev1.Pod) bool { return !p.DeletionTimestamp.IsZero() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		err := c.Get(ctx, client.ObjectKeyFromObject(w), &v1.Worker{})
+		if apierrors.IsNotFound(err) && len(workerPods(t, c, "orphan")) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker (%v) or its pods %v stayed with no kubelet to confirm", err, workerPods(t, c, "orphan"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
