@@ -41,7 +41,7 @@ verify-generated: ## Fail when generated files are out of date.
 	hack/verify-generated.sh
 
 .PHONY: envtest
-envtest: ## Build kube-apiserver and etcd for envtest into bin/k8s (once).
+envtest: ## Build kube-apiserver and etcd for envtest, and kubectl for the acceptance tests, into bin/k8s (once).
 	hack/envtest/build.sh >/dev/null
 
 # The shipped build: no cgo (a static binary, and no link of Go's plugin

@@ -356,8 +356,8 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 	kubeconfig := env.ImpersonatingKubeconfig(t, operatorUser)
 
 	// The identity is the ServiceAccount's, not an administrator's.
-	out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "auth", "can-i", "list", "secrets", "-A").CombinedOutput()
-	if _, lookErr := exec.LookPath("kubectl"); lookErr == nil && (err == nil || strings.TrimSpace(string(out)) != "no") {
+	out, err := exec.Command(testenv.Kubectl(t), "--kubeconfig", kubeconfig, "auth", "can-i", "list", "secrets", "-A").CombinedOutput()
+	if err == nil || strings.TrimSpace(string(out)) != "no" {
 		t.Fatalf("the operator's identity may list Secrets: %v\n%s", err, out)
 	}
 
@@ -638,10 +638,7 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 // Workers and Events made through `tether --cluster` with kubectl get,
 // describe and events, beside `tether --cluster get`.
 func TestKubectlAcceptance(t *testing.T) {
-	kubectl, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not in PATH")
-	}
+	kubectl := testenv.Kubectl(t)
 	env := testenv.Start(t)
 	ctx := context.Background()
 	k := func(args ...string) string {

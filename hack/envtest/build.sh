@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and etcd for controller-runtime envtest from the Go
-# modules pinned in hack/envtest/go.mod, into bin/k8s/ at the repository root.
+# Builds kube-apiserver and etcd for controller-runtime envtest, and the
+# kubectl the acceptance tests drive, from the Go modules pinned in
+# hack/envtest/go.mod, into bin/k8s/ at the repository root.
 #
 # Binaries are rebuilt only when one is missing or when bin/k8s/.stamp does not
 # match the sha256 of hack/envtest/go.mod + go.sum, so a warm run is a no-op.
@@ -50,9 +51,9 @@ if [[ "${have}" != "${want}" ]]; then
 		log "hack/envtest/go.mod or go.sum changed; rebuilding"
 	fi
 	rm -f "${stamp}"
-	targets=(kube-apiserver etcd)
+	targets=(kube-apiserver etcd kubectl)
 else
-	for bin in kube-apiserver etcd; do
+	for bin in kube-apiserver etcd kubectl; do
 		[[ -x "${assets}/${bin}" ]] || targets+=("${bin}")
 	done
 fi
@@ -72,17 +73,17 @@ if ((${#targets[@]} > 0)); then
 		tmpfiles+=("${tmp}")
 		start=${SECONDS}
 		case "${bin}" in
-		kube-apiserver)
+		kube-apiserver | kubectl)
 			# Without these -X flags the binary reports v0.0.0-master.
 			version="$(go -C "${here}" list -mod=readonly -m -f '{{.Version}}' k8s.io/kubernetes)"
 			major="${version#v}" && major="${major%%.*}"
 			minor="${version#v*.}" && minor="${minor%%.*}"
-			log "building kube-apiserver ${version} (takes several minutes on a cold cache)"
+			log "building ${bin} ${version} (takes several minutes on a cold cache)"
 			"${gobuild[@]}" -o "${tmp}" -ldflags "-s -w \
 				-X k8s.io/component-base/version.gitVersion=${version} \
 				-X k8s.io/component-base/version.gitMajor=${major} \
 				-X k8s.io/component-base/version.gitMinor=${minor}" \
-				k8s.io/kubernetes/cmd/kube-apiserver
+				"k8s.io/kubernetes/cmd/${bin}"
 			;;
 		etcd)
 			version="$(go -C "${here}" list -mod=readonly -m -f '{{.Version}}' go.etcd.io/etcd/server/v3)"
@@ -99,7 +100,7 @@ if ((${#targets[@]} > 0)); then
 	printf '%s\n' "${want}" >"${tmp}"
 	mv -f "${tmp}" "${stamp}"
 else
-	log "kube-apiserver and etcd in ${assets} are up to date"
+	log "kube-apiserver, etcd and kubectl in ${assets} are up to date"
 fi
 
 printf '%s\n' "${assets}" >&3

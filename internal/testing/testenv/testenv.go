@@ -20,6 +20,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -75,6 +76,28 @@ type Options struct {
 	// AdmissionPlugins are enabled besides the API server's defaults, for
 	// example OwnerReferencesPermissionEnforcement.
 	AdmissionPlugins []string
+}
+
+// Kubectl is the kubectl for tests that drive it: the one hack/envtest
+// builds beside the API server, of the same release, else the one in PATH.
+// With neither it fails t rather than skip it, so that a machine without
+// kubectl cannot pass the acceptance tests unseen; like Start, it skips t
+// when KUBEBUILDER_ASSETS is unset.
+func Kubectl(t testing.TB) string {
+	t.Helper()
+	assets := os.Getenv(AssetsEnv)
+	if assets == "" {
+		t.Skip(AssetsEnv + " is not set; `make test` builds the assets and sets it")
+	}
+	built := filepath.Join(assets, "kubectl")
+	if fi, err := os.Stat(built); err == nil && fi.Mode()&0o111 != 0 {
+		return built
+	}
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Fatalf("no kubectl in %s or PATH: `make envtest` builds one into bin/k8s", AssetsEnv)
+	}
+	return path
 }
 
 // Start starts an API server for t and stops it when t ends. It skips t
