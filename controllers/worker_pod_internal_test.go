@@ -117,3 +117,61 @@ func TestNodeLost(t *testing.T) {
 		})
 	}
 }
+
+// TestPodEnded judges a Pod's end by the agent container first and by
+// who ended the Pod before the exit code.
+func TestPodEnded(t *testing.T) {
+	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	deleted := metav1.NewTime(now.Add(time.Minute))
+	state := func(code int32) corev1.ContainerState {
+		if code < 0 {
+			return corev1.ContainerState{Running: &corev1.ContainerStateRunning{}}
+		}
+		return corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: code, FinishedAt: metav1.NewTime(now)}}
+	}
+	pod := func(phase corev1.PodPhase, agent, sidecar int32, conditions ...corev1.PodCondition) *corev1.Pod {
+		return &corev1.Pod{
+			ObjectMeta: metav1.ObjectMeta{Name: "w-0"},
+			Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "agent"}, {Name: "proxy"}}},
+			Status: corev1.PodStatus{Phase: phase, Conditions: conditions, ContainerStatuses: []corev1.ContainerStatus{
+				{Name: "proxy", State: state(sidecar)}, {Name: "agent", State: state(agent)},
+			}},
+		}
+	}
+	target := func(reason string) corev1.PodCondition {
+		return corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: reason}
+	}
+	cases := []struct {
+		name       string
+		pod        *corev1.Pod
+		deleted    bool
+		wantReason string // empty: not ended
+		wantClean  bool
+	}{
+		{name: "agent exits 0", pod: pod(corev1.PodSucceeded, 0, 0), wantReason: "Exited", wantClean: true},
+		{name: "agent exits 0 on someone's delete", pod: pod(corev1.PodSucceeded, 0, 0), deleted: true, wantReason: ReasonPodDeleted},
+		{name: "drained", pod: pod(corev1.PodSucceeded, 0, 0, target(disruptionEvictionAPI)), deleted: true, wantReason: ReasonEvicted},
+		{name: "preempted", pod: pod(corev1.PodFailed, 143, 0, target(corev1.PodReasonPreemptionByScheduler)), deleted: true, wantReason: ReasonPreempted},
+		{name: "node shutdown", pod: pod(corev1.PodFailed, 137, 137, target(corev1.PodReasonTerminationByKubelet)), wantReason: ReasonEvicted},
+		{name: "node deleted", pod: pod(corev1.PodFailed, -1, -1, target(disruptionPodGC)), wantReason: ReasonNodeLost},
+		{name: "agent ends behind a sidecar", pod: pod(corev1.PodRunning, 2, -1), wantReason: "Exited"},
+		{name: "sidecar ends, agent runs", pod: pod(corev1.PodRunning, -1, 1)},
+		{name: "deleting, agent still stopping", pod: pod(corev1.PodRunning, -1, -1), deleted: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.deleted {
+				tc.pod.DeletionTimestamp = &deleted
+			}
+			end, _ := podEnded(tc.pod, now, time.Minute)
+			switch {
+			case tc.wantReason == "" && end != nil:
+				t.Errorf("ended: %s; want it running", end)
+			case tc.wantReason != "" && end == nil:
+				t.Errorf("not ended; want %s", tc.wantReason)
+			case end != nil && (end.reason != tc.wantReason || end.clean() != tc.wantClean):
+				t.Errorf("reason %s, clean %v; want %s, %v", end.reason, end.clean(), tc.wantReason, tc.wantClean)
+			}
+		})
+	}
+}
