@@ -189,7 +189,11 @@ func TestClusterFailoverOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := waitFor("failover", 10*time.Second, func(h string) bool { return h != "" && h != first })
-	t.Logf("failover: %s took the Lease %v after the leader's SIGTERM", next, time.Since(stopped).Round(time.Millisecond))
+	took := time.Since(stopped)
+	t.Logf("failover: %s took the Lease %v after the leader's SIGTERM", next, took.Round(time.Millisecond))
+	if took > maxTakeoverAfterSIGTERM {
+		t.Errorf("the standby took the Lease %v after the leader's SIGTERM, want at most %v: was the Lease released?", took, maxTakeoverAfterSIGTERM)
+	}
 }
 
 // TestOperatorWritesNothingLocally runs the operator with a home and a
