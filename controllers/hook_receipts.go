@@ -105,6 +105,22 @@ func evidenceDigest(hook *v1.Hook) [sha256.Size]byte {
 	return sha256.Sum256(js)
 }
 
+// claimsEvidence tells whether hook's status claims anything receipts must
+// support: a completed Hook, a passed step, or a receipt. A Hook with none
+// is not verified, so a namespace of Hooks no agent has validated yet costs
+// no key read (on a cluster, a GET of a Secret that may not exist).
+func claimsEvidence(hook *v1.Hook) bool {
+	if hook.Status.State == v1.HookCompleted {
+		return true
+	}
+	for _, st := range hook.Status.Steps {
+		if st.Phase == v1.StepPassed || len(st.Receipts) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // reconcileReceipts keeps the ReceiptsVerified condition: it verifies the
 // Hook's receipts with the key manager whenever they (or what they are
 // checked against) changed since the last verification, and records a
@@ -113,7 +129,7 @@ func evidenceDigest(hook *v1.Hook) [sha256.Size]byte {
 // files.
 func (r *HookReconciler) reconcileReceipts(_ context.Context, s *hookScope) error {
 	hook, st := s.hook, &s.hook.Status
-	if r.Evidence == nil || (len(st.Steps) == 0 && st.State != v1.HookCompleted) {
+	if r.Evidence == nil || !claimsEvidence(hook) {
 		meta.RemoveStatusCondition(&st.Conditions, ConditionReceiptsVerified)
 		return nil
 	}

@@ -60,6 +60,7 @@ func TestReconcileReceipts(t *testing.T) {
 	}
 	steps := []reconcile{
 		{name: "no step results", receipts: -1, report: verified},
+		{name: "a step not passed, no receipts", receipts: 0, report: verified},
 		{name: "first receipts", receipts: 2, report: verified, wantCheck: true, wantStatus: metav1.ConditionTrue, wantReason: ReasonReceiptsVerified},
 		{name: "heartbeat, same receipts", receipts: 2, report: forged, wantStatus: metav1.ConditionTrue, wantReason: ReasonReceiptsVerified},
 		{name: "forged", receipts: 3, report: forged, wantCheck: true, wantStatus: metav1.ConditionFalse, wantReason: ReasonReceiptsInvalid, wantEvent: true},
@@ -74,7 +75,10 @@ func TestReconcileReceipts(t *testing.T) {
 	hook := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task", UID: "u1"}}
 	for _, step := range steps {
 		hook.Status.Steps = nil
-		if step.receipts >= 0 {
+		switch {
+		case step.receipts == 0:
+			hook.Status.Steps = []v1.StepResult{{Name: "one", Phase: v1.StepRunning}}
+		case step.receipts > 0:
 			hook.Status.Steps = []v1.StepResult{{Name: "one", Phase: v1.StepPassed, Receipts: make([]v1.Receipt, step.receipts)}}
 		}
 		report, checks = step.report, 0
