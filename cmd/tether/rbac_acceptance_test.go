@@ -163,6 +163,13 @@ func (p permission) String() string {
 // requests used, and the requests it was refused.
 func operatorRequests(t *testing.T, path string) (used map[permission]int, denied []string) {
 	t.Helper()
+	return requestsOf(t, path, operatorUser)
+}
+
+// requestsOf reads the audit log: the permissions the requests made as
+// user (impersonated) used, and the requests it was refused.
+func requestsOf(t *testing.T, path, user string) (used map[permission]int, denied []string) {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +183,7 @@ func operatorRequests(t *testing.T, path string) (used map[permission]int, denie
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("audit log line: %v\n%s", err, sc.Text())
 		}
-		if ev.ImpersonatedUser == nil || ev.ImpersonatedUser.Username != operatorUser || ev.ObjectRef == nil {
+		if ev.ImpersonatedUser == nil || ev.ImpersonatedUser.Username != user || ev.ObjectRef == nil {
 			continue
 		}
 		if ev.ResponseStatus != nil && (ev.ResponseStatus.Code == 401 || ev.ResponseStatus.Code == 403) {
@@ -946,5 +953,128 @@ spec:
 	}
 	if out := dump(); strings.Contains(out, "is forbidden: User") {
 		t.Errorf("the operator was refused something:\n%s", out)
+	}
+}
+
+// TestAgentServiceAccount runs the agent verbs as the ServiceAccount of
+// config/samples/agent_rbac.yaml, as an agent Pod of a template Worker
+// would, beside an operator: each succeeds, the first step done creates
+// the receipt key Secret and signs with it, and the API server refused the
+// ServiceAccount nothing.
+func TestAgentServiceAccount(t *testing.T) {
+	env := testenv.StartWith(t, testenv.Options{AuditPolicy: auditEverything})
+	ctx := context.Background()
+	c := env.Client
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "samples", "agent_rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		u.SetNamespace("default")
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	const agentUser = "system:serviceaccount:default:tether-agent"
+	kubeconfig := env.ImpersonatingKubeconfig(t, agentUser)
+	startOperator(t, env, nil)
+
+	// The Worker whose Pod the agent would run in (no kubelet runs it).
+	if err := c.Create(ctx, &v1.Worker{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent"},
+		Spec: v1.WorkerSpec{Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			ServiceAccountName: "tether-agent",
+			Containers:         []corev1.Container{{Name: "agent", Image: "agent:1"}},
+		}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ws := gitWorkspace(t)
+	if err := c.Create(ctx, &v1.Hook{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task"},
+		Spec:       v1.HookSpec{Goal: "an agent Pod's verbs", Workspace: ws, Steps: []v1.Step{step("one", 0, "true"), step("two", 0, "true")}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &v1.Hook{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "spare"},
+		Spec:       v1.HookSpec{Goal: "claimed next", Steps: []v1.Step{{Name: "one"}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	for _, args := range [][]string{
+		{"claim", "task", "--worker", "agent"},
+		{"claim", "--next", "--worker", "agent"},
+		{"step", "begin", "task"},
+		{"heartbeat", "task"},
+		{"step", "done", "task"},
+		{"step", "begin", "task"},
+		{"heartbeat", "task"},
+		{"step", "done", "task"},
+	} {
+		cmd := exec.Command(tetherBin, append(args, "--cluster", "--kubeconfig", kubeconfig, "-n", "default")...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), config.HomeEnv+"="+home, "TETHER_WORKER=agent", config.ActorEnv+"=worker/agent")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("tether %s as the agent's ServiceAccount: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	hook := &v1.Hook{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "task"}, hook); err != nil {
+		t.Fatal(err)
+	}
+	if hook.Status.State != v1.HookCompleted || hook.Spec.Assignee != "agent" {
+		t.Errorf("hook %s, assignee %q; want completed, claimed by agent", hook.Status.State, hook.Spec.Assignee)
+	}
+	for _, st := range hook.Status.Steps {
+		if len(st.Receipts) != 1 || st.Receipts[0].Envelope == nil {
+			t.Errorf("step %s: receipts %+v, want one signed", st.Name, st.Receipts)
+		}
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tether-receipt-key"}, &corev1.Secret{}); err != nil {
+		t.Errorf("the receipt key Secret: %v", err)
+	}
+
+	used, denied := requestsOf(t, env.AuditLog, agentUser)
+	if len(denied) > 0 {
+		slices.Sort(denied)
+		t.Errorf("the API server refused the agent's ServiceAccount %d times:\n%s", len(denied), strings.Join(slices.Compact(denied), "\n"))
+	}
+	var lines []string
+	for p, n := range used {
+		lines = append(lines, fmt.Sprintf("%s: %d", p, n))
+	}
+	sort.Strings(lines)
+	t.Logf("the agent's requests, by permission:\n%s", strings.Join(lines, "\n"))
+	// Every rule of the sample Role is used: it grants nothing more.
+	var role rbacv1.Role
+	for doc := range strings.SplitSeq(string(data), "\n---\n") {
+		if strings.Contains(doc, "\nkind: Role\n") {
+			if err := sigsyaml.UnmarshalStrict([]byte(doc), &role); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(role.Rules) == 0 {
+		t.Fatal("agent_rbac.yaml has no Role rules")
+	}
+	for _, r := range role.Rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if p := (permission{g, res, v}); used[p] == 0 {
+						t.Errorf("agent_rbac.yaml grants %s, which the agent verbs never used", p)
+					}
+				}
+			}
+		}
 	}
 }
