@@ -61,11 +61,14 @@ type HookReconciler struct {
 	Config *config.Config
 	// RecoveryDir is where recovery files are written; empty writes none.
 	RecoveryDir string
-	// Evidence verifies receipts for the recovery file; nil checks
-	// everything but the signatures.
+	// Evidence verifies receipts, for the ReceiptsVerified condition and
+	// the recovery file; nil checks everything but the signatures in the
+	// file and keeps no condition.
 	Evidence recoveryfile.Evidence
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	receipts receiptMemo
 }
 
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch;update
@@ -80,6 +83,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	hook := &v1.Hook{}
 	if err := r.Client.Get(ctx, req.NamespacedName, hook); err != nil {
 		if apierrors.IsNotFound(err) {
+			r.receipts.forget(req.NamespacedName)
 			return ctrl.Result{}, r.removeRecoveryFile(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -98,6 +102,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		r.reconcileStale,
 		r.reconcileHistory,
 		r.reconcileConditions,
+		r.reconcileReceipts,
 	}
 	for _, phase := range phases {
 		if err := phase(ctx, s); err != nil {

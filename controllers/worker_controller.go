@@ -28,6 +28,7 @@ import (
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -42,6 +43,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/worker/supervise"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 // WorkerFinalizer makes deleting a Worker stop the process it launched.
@@ -94,7 +96,18 @@ type WorkerOptions struct {
 	// node's doing, or terminating past its grace period, before its node
 	// is taken for lost; default DefaultNodeLostTimeout.
 	NodeLostTimeout time.Duration
+	// RefuseProcesses makes the reconciler refuse the Workers it would run
+	// as its own child processes (spec.command, spec.adopt), as an
+	// operator in a cluster does: their logs would go to its own
+	// filesystem, which a Deployment keeps read-only, and the processes
+	// would run inside its container. LogDir is then not used.
+	RefuseProcesses bool
 }
+
+// ReasonProcessesUnsupported is the Ready reason, and the Warning Event's,
+// of a Worker with spec.command or spec.adopt that this reconciler refuses
+// to run (RefuseProcesses).
+const ReasonProcessesUnsupported = "ProcessesUnsupported"
 
 // WorkerReconciler launches or adopts each Worker's process, turns its exit
 // into a crash record and restarts it within the crash budget. Exits arrive
@@ -117,6 +130,7 @@ type WorkerReconciler struct {
 	pods              bool
 	podPendingTimeout time.Duration
 	nodeLostTimeout   time.Duration
+	refuseProcesses   bool
 }
 
 // setupWorker registers the Worker reconciler with mgr. It reads Workers
@@ -175,7 +189,7 @@ func newWorkerReconciler(c client.Client, reader client.Reader, rec events.Event
 		grace = 10 * time.Second
 	}
 	logDir := opts.LogDir
-	if logDir == "" {
+	if logDir == "" && !opts.RefuseProcesses {
 		dir, err := os.UserCacheDir()
 		if err != nil {
 			return nil, fmt.Errorf("worker reconciler: no log directory: %w", err)
@@ -190,6 +204,7 @@ func newWorkerReconciler(c client.Client, reader client.Reader, rec events.Event
 		client: c, reader: reader, recorder: rec, host: host, bootID: boot,
 		logDir: logDir, env: slices.Clone(opts.Env), grace: grace, procs: newProcTable(), now: time.Now,
 		podPendingTimeout: pending, nodeLostTimeout: cmp.Or(max(opts.NodeLostTimeout, 0), DefaultNodeLostTimeout),
+		refuseProcesses: opts.RefuseProcesses,
 	}
 	r.procs.restart = r.restartAtExit
 	return r, nil
@@ -228,6 +243,9 @@ func (r *WorkerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 	if r.remote(w) {
 		return r.reconcileHeartbeat(ctx, w)
 	}
+	if r.refuseProcesses {
+		return ctrl.Result{}, r.refuseProcess(ctx, w)
+	}
 	if w.Status.PID != 0 {
 		return ctrl.Result{}, r.reconcileProcess(ctx, w)
 	}
@@ -236,6 +254,27 @@ func (r *WorkerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, r.start(ctx, w)
 	}
 	return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
+}
+
+// refuseProcess keeps w, a Worker this reconciler would run as its own
+// child process, Pending with a Ready condition that says why and what to
+// use instead, and records a Warning Event when it first says so.
+func (r *WorkerReconciler) refuseProcess(ctx context.Context, w *v1.Worker) error {
+	field := "spec.command"
+	if w.Spec.Adopt != nil {
+		field = "spec.adopt"
+	}
+	msg := fmt.Sprintf("this operator runs no processes of its own: %s would run inside its container and log to its filesystem. "+
+		"Use spec.template to run the agent as a Pod, or run tether run --cluster with --worker-log-dir where processes may run", field)
+	first := readyReason(w) != ReasonProcessesUnsupported
+	setPhase(&w.Status, workerfsm.Unsupported)
+	if err := r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonProcessesUnsupported, msg)); err != nil {
+		return err
+	}
+	if first {
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, ReasonProcessesUnsupported, "Start", msg)
+	}
+	return nil
 }
 
 // remote tells whether w is judged by heartbeat: it runs on another host,

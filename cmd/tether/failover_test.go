@@ -44,10 +44,20 @@ import (
 // failoverFlags make a killed leader's Lease expire in seconds.
 var failoverFlags = []string{
 	"--leader-elect",
-	"--leader-elect-lease-duration=5s",
+	"--leader-elect-lease-duration=" + failoverLease.String(),
 	"--leader-elect-renew-deadline=3s",
-	"--leader-elect-retry-period=250ms",
+	"--leader-elect-retry-period=" + failoverRetry.String(),
 }
+
+// The takeover bounds leave seconds of margin, for a loaded 2-core
+// machine: a released Lease is taken within a retry period (about 0.1-0.7s
+// measured), an expired one within the lease duration plus a retry period.
+const (
+	failoverLease           = 5 * time.Second
+	failoverRetry           = 250 * time.Millisecond
+	maxTakeoverAfterSIGTERM = 3 * time.Second
+	maxTakeoverAfterSIGKILL = failoverLease + failoverRetry + 3*time.Second
+)
 
 const (
 	failoverWorkers       = 2
@@ -472,12 +482,18 @@ func TestClusterFailoverUnderLoad(t *testing.T) {
 	progress(failoverPhaseCrashes)
 	holder, termTook := kill(leader, syscall.SIGTERM, holder)
 	t.Logf("SIGTERM: the standby took the Lease %v after the leader's SIGTERM", termTook.Round(time.Millisecond))
+	if termTook > maxTakeoverAfterSIGTERM {
+		t.Errorf("the standby took the Lease %v after the leader's SIGTERM, want at most %v: was the Lease released?", termTook, maxTakeoverAfterSIGTERM)
+	}
 	leader = standby
 	standby = start()
 
 	progress(2 * failoverPhaseCrashes)
 	_, killTook := kill(leader, syscall.SIGKILL, holder)
-	t.Logf("SIGKILL: the standby took the Lease %v after the leader's SIGKILL (lease duration 5s)", killTook.Round(time.Millisecond))
+	t.Logf("SIGKILL: the standby took the Lease %v after the leader's SIGKILL (lease duration %v)", killTook.Round(time.Millisecond), failoverLease)
+	if killTook > maxTakeoverAfterSIGKILL {
+		t.Errorf("the standby took the Lease %v after the leader's SIGKILL, want at most %v (lease duration + retry period + margin)", killTook, maxTakeoverAfterSIGKILL)
+	}
 
 	// A leader paused (a frozen VM, a long GC) keeps its Lease until it
 	// expires, and, resumed, reconciles from its old cache for up to the

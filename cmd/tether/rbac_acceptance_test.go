@@ -42,6 +42,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -51,6 +52,7 @@ import (
 	sigsyaml "sigs.k8s.io/yaml"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/testing/testenv"
 )
@@ -161,6 +163,13 @@ func (p permission) String() string {
 // requests used, and the requests it was refused.
 func operatorRequests(t *testing.T, path string) (used map[permission]int, denied []string) {
 	t.Helper()
+	return requestsOf(t, path, operatorUser)
+}
+
+// requestsOf reads the audit log: the permissions the requests made as
+// user (impersonated) used, and the requests it was refused.
+func requestsOf(t *testing.T, path, user string) (used map[permission]int, denied []string) {
+	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +183,7 @@ func operatorRequests(t *testing.T, path string) (used map[permission]int, denie
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
 			t.Fatalf("audit log line: %v\n%s", err, sc.Text())
 		}
-		if ev.ImpersonatedUser == nil || ev.ImpersonatedUser.Username != operatorUser || ev.ObjectRef == nil {
+		if ev.ImpersonatedUser == nil || ev.ImpersonatedUser.Username != user || ev.ObjectRef == nil {
 			continue
 		}
 		if ev.ResponseStatus != nil && (ev.ResponseStatus.Code == 401 || ev.ResponseStatus.Code == 403) {
@@ -232,24 +241,72 @@ func roleRules(t *testing.T, file string) []rbacv1.PolicyRule {
 	return role.Rules
 }
 
-// rbacOperator runs `tether run --cluster --leader-elect` as the operator's
-// ServiceAccount, and stops it with SIGTERM when stop is called or the
-// test ends.
+// rbacOperator runs the operator as config/default's Deployment runs it,
+// as the operator's ServiceAccount, and stops it with SIGTERM when stop is
+// called or the test ends.
 type rbacOperator struct {
 	cmd    *exec.Cmd
 	output *syncBuffer
 	done   chan struct{}
+	// metricsAddr is where it serves its metrics.
+	metricsAddr string
 }
 
-func startRBACOperator(t *testing.T, kubeconfig string, flags ...string) *rbacOperator {
+// deploymentArgs are the arguments of the manager container of the
+// Deployment config/default renders, with its listen addresses moved to
+// free local ports, as the Pod's own network namespace would leave them.
+func deploymentArgs(t *testing.T) (args []string, metricsAddr string) {
 	t.Helper()
-	args := append([]string{"run", "--cluster", "--kubeconfig", kubeconfig, "-n", operatorNamespace, "--leader-elect"}, flags...)
-	cmd := exec.Command(tetherBin, args...)
-	// As in the Deployment, whose root filesystem is read-only: the home
-	// cannot be written, and only what a flag names (--recovery-dir) is.
+	for _, u := range renderDefault(t) {
+		if u.GetKind() != "Deployment" {
+			continue
+		}
+		containers, _, err := unstructured.NestedSlice(u.Object, "spec", "template", "spec", "containers")
+		if err != nil || len(containers) == 0 {
+			t.Fatalf("the Deployment has no containers: %v", err)
+		}
+		c, _ := containers[0].(map[string]any)
+		raw, _ := c["args"].([]any)
+		for _, a := range raw {
+			arg, _ := a.(string)
+			flag, _, _ := strings.Cut(arg, "=")
+			switch flag {
+			case "--health-probe-bind-address":
+				arg = flag + "=" + freeAddr(t)
+			case "--metrics-bind-address":
+				metricsAddr = freeAddr(t)
+				arg = flag + "=" + metricsAddr
+			}
+			args = append(args, arg)
+		}
+		if len(args) == 0 || args[0] != "run" || !slices.Contains(args, "--cluster") {
+			t.Fatalf("the Deployment's arguments %q do not run the operator", args)
+		}
+		return args, metricsAddr
+	}
+	t.Fatal("config/default renders no Deployment")
+	return nil, ""
+}
+
+// startRBACOperator starts the operator with the Deployment's arguments,
+// plus what a Pod gets from its ServiceAccount's mount: the API server
+// (kubeconfig, impersonating the ServiceAccount) and the namespace. Its
+// home and cache cannot be written, as under the Deployment's read-only
+// root filesystem; tetherHome, if set, is a configuration directory as a
+// ConfigMap volume would provide it, and TMPDIR is an empty directory.
+// Both are checked, when the test ends, to hold only what they held.
+func startRBACOperator(t *testing.T, kubeconfig, tetherHome string) *rbacOperator {
+	t.Helper()
+	args, metricsAddr := deploymentArgs(t)
+	cmd := exec.Command(tetherBin, append(args, "--kubeconfig", kubeconfig, "-n", operatorNamespace)...)
 	unwritable := "/proc/tether-unwritable"
-	cmd.Env = append(os.Environ(), "HOME="+unwritable, "XDG_CACHE_HOME="+unwritable, config.HomeEnv+"="+unwritable)
-	op := &rbacOperator{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{})}
+	if tetherHome == "" {
+		tetherHome = unwritable
+	}
+	tmp := t.TempDir()
+	cmd.Env = append(os.Environ(), "HOME="+unwritable, "XDG_CACHE_HOME="+unwritable, config.HomeEnv+"="+tetherHome, "TMPDIR="+tmp)
+	before := dirListing(t, tetherHome)
+	op := &rbacOperator{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{}), metricsAddr: metricsAddr}
 	cmd.Stdout, cmd.Stderr = op.output, op.output
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -259,9 +316,54 @@ func startRBACOperator(t *testing.T, kubeconfig string, flags ...string) *rbacOp
 		if out := op.output.String(); strings.Contains(out, unwritable) {
 			t.Errorf("the operator tried its unwritable home:\n%s", out)
 		}
+		if got := dirListing(t, tmp); len(got) > 0 {
+			t.Errorf("the operator wrote to TMPDIR: %v", got)
+		}
+		if got := dirListing(t, tetherHome); !slices.Equal(got, before) {
+			t.Errorf("the operator changed its TETHER_HOME: %v, was %v", got, before)
+		}
 	})
 	t.Cleanup(op.stop)
 	return op
+}
+
+// grepLines returns the lines of text that contain substr.
+func grepLines(text, substr string) string {
+	var out []string
+	for line := range strings.SplitSeq(text, "\n") {
+		if strings.Contains(line, substr) {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// dirListing lists every file under dir with its size and modification
+// time; nothing when dir does not exist.
+func dirListing(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				return nil
+			}
+			return err
+		}
+		if path == dir {
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		out = append(out, fmt.Sprintf("%s %d %s", path, info.Size(), info.ModTime()))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 func (op *rbacOperator) stop() {
@@ -373,7 +475,13 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 	if err := os.WriteFile(script, []byte("#!/bin/sh\nf=$(mktemp \"$1/run.XXXXXX\") && cat > \"$f\" && mv \"$f\" \"$f.json\"\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	cfg := filepath.Join(base, "config.yaml")
+	// The configuration comes as a ConfigMap volume would bring it: a
+	// config.yaml in $TETHER_HOME, which the operator only reads.
+	home := filepath.Join(base, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(home, config.FileName)
 	conf := fmt.Sprintf("notify:\n- name: crash-log\n  command: [%s, %s]\n  reasons: [WorkerCrashed]\n  timeout: 5s\n  minInterval: 0s\n", script, notified) +
 		"- name: broken-1\n  command: [\"false\"]\n  reasons: [WorkerCrashed]\n" +
 		"- name: broken-2\n  command: [\"false\"]\n  reasons: [WorkerCrashed]\n" +
@@ -382,8 +490,11 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	metricsAddr := freeAddr(t)
-	op := startRBACOperator(t, kubeconfig, "--config", cfg, "--recovery-dir", t.TempDir(), "--metrics-bind-address", metricsAddr)
+	op := startRBACOperator(t, kubeconfig, home)
+	metricsAddr := op.metricsAddr
+	if metricsAddr == "" {
+		t.Fatal("the Deployment serves no metrics")
+	}
 	// A step that never comes shows the operator's log and what the API
 	// server refused it so far.
 	dump := func() string {
@@ -464,6 +575,70 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 		err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "task"}, &v1.Hook{})
 		return apierrors.IsNotFound(err)
 	}, dump)
+
+	// Receipts, verified by the operator with the key in the namespace's
+	// Secret, with nothing written to disk: a good one verifies, a forged
+	// signature is flagged on the Hook, by an Event and by tether recover.
+	forged := &v1.Hook{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "forged"},
+		Spec:       v1.HookSpec{Goal: "receipts", Workspace: ws, Steps: []v1.Step{step("one", 0, "true"), step("two", 0, "true")}},
+	}
+	if err := c.Create(ctx, forged); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "reconciled the forged Hook", func() bool { h := getHook("forged"); return h != nil && h.Status.State != "" }, dump)
+	agent("step", "begin", "forged")
+	agent("step", "done", "forged")
+	receiptsCondition := func(status metav1.ConditionStatus, reason string) func() bool {
+		return func() bool {
+			h := getHook("forged")
+			if h == nil {
+				return false
+			}
+			cond := meta.FindStatusCondition(h.Status.Conditions, controllers.ConditionReceiptsVerified)
+			return cond != nil && cond.Status == status && cond.Reason == reason
+		}
+	}
+	waitUntil(t, "verified the receipts", receiptsCondition(metav1.ConditionTrue, controllers.ReasonReceiptsVerified), dump)
+	recoverText := func() string {
+		t.Helper()
+		out, err := exec.Command(tetherBin, "recover", "forged", "--cluster", "--kubeconfig", env.Kubeconfig, "-n", "default").CombinedOutput()
+		if err != nil {
+			t.Fatalf("tether recover: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if out := recoverText(); !strings.Contains(out, "verified") || strings.Contains(out, "INVALID") {
+		t.Errorf("tether recover --cluster on a verified receipt:\n%s", out)
+	}
+	h := getHook("forged")
+	env0 := h.Status.Steps[0].Receipts[0].Envelope
+	sig := []byte(env0.Signatures[0].Sig)
+	if sig[len(sig)/2] == 'A' {
+		sig[len(sig)/2] = 'B'
+	} else {
+		sig[len(sig)/2] = 'A'
+	}
+	env0.Signatures[0].Sig = string(sig)
+	if err := c.Status().Update(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "flagged the forged receipt", receiptsCondition(metav1.ConditionFalse, controllers.ReasonReceiptsInvalid), dump)
+	waitUntil(t, "recorded the failed verification", func() bool {
+		events := &eventsv1.EventList{}
+		if err := c.List(ctx, events, client.InNamespace("default")); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events.Items {
+			if ev.Regarding.Name == "forged" && ev.Reason == controllers.EventReceiptVerificationFailed && ev.Type == corev1.EventTypeWarning {
+				return true
+			}
+		}
+		return false
+	}, dump)
+	if out := recoverText(); !strings.Contains(out, "INVALID") || !strings.Contains(out, "Do not trust") {
+		t.Errorf("tether recover --cluster on a forged receipt does not flag it:\n%s", out)
+	}
 
 	// A Worker run as Pods: the operator creates the Pod from the
 	// template, this test plays the kubelet, the crash frees the Hook the
@@ -587,6 +762,7 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 		t.Fatal(err)
 	}
 	httpc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, Timeout: 10 * time.Second}
+	var scraped string
 	waitUntil(t, "served the metrics to the scraper", func() bool {
 		req, err := http.NewRequest(http.MethodGet, "https://"+metricsAddr+"/metrics", nil)
 		if err != nil {
@@ -597,9 +773,17 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 		if err != nil {
 			return false
 		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
+		defer func() { _ = resp.Body.Close() }()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return false
+		}
+		scraped = string(body)
+		return true
 	}, dump)
+	if failures := grepLines(scraped, "tether_receipt_verification_failures_total "); failures == "" || strings.HasSuffix(failures, " 0") {
+		t.Errorf("the metrics do not count the forged receipt:\n%s", grepLines(scraped, "receipt"))
+	}
 
 	op.stop()
 	used, denied := operatorRequests(t, env.AuditLog)
@@ -678,7 +862,7 @@ func TestKubectlAcceptance(t *testing.T) {
 		t.Errorf("kubectl auth can-i create pods as the operator: %q", got)
 	}
 
-	op := startRBACOperator(t, env.ImpersonatingKubeconfig(t, operatorUser))
+	op := startRBACOperator(t, env.ImpersonatingKubeconfig(t, operatorUser), "")
 	dump := func() string { return op.output.String() }
 
 	dir := t.TempDir()
@@ -766,5 +950,128 @@ spec:
 	}
 	if out := dump(); strings.Contains(out, "is forbidden: User") {
 		t.Errorf("the operator was refused something:\n%s", out)
+	}
+}
+
+// TestAgentServiceAccount runs the agent verbs as the ServiceAccount of
+// config/samples/agent_rbac.yaml, as an agent Pod of a template Worker
+// would, beside an operator: each succeeds, the first step done creates
+// the receipt key Secret and signs with it, and the API server refused the
+// ServiceAccount nothing.
+func TestAgentServiceAccount(t *testing.T) {
+	env := testenv.StartWith(t, testenv.Options{AuditPolicy: auditEverything})
+	ctx := context.Background()
+	c := env.Client
+	data, err := os.ReadFile(filepath.Join(repoRoot(t), "config", "samples", "agent_rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		u.SetNamespace("default")
+		if err := c.Create(ctx, u); err != nil {
+			t.Fatalf("creating %s %s: %v", u.GetKind(), u.GetName(), err)
+		}
+	}
+	const agentUser = "system:serviceaccount:default:tether-agent"
+	kubeconfig := env.ImpersonatingKubeconfig(t, agentUser)
+	startOperator(t, env, nil)
+
+	// The Worker whose Pod the agent would run in (no kubelet runs it).
+	if err := c.Create(ctx, &v1.Worker{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent"},
+		Spec: v1.WorkerSpec{Template: &corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			ServiceAccountName: "tether-agent",
+			Containers:         []corev1.Container{{Name: "agent", Image: "agent:1"}},
+		}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	ws := gitWorkspace(t)
+	if err := c.Create(ctx, &v1.Hook{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task"},
+		Spec:       v1.HookSpec{Goal: "an agent Pod's verbs", Workspace: ws, Steps: []v1.Step{step("one", 0, "true"), step("two", 0, "true")}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Create(ctx, &v1.Hook{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "spare"},
+		Spec:       v1.HookSpec{Goal: "claimed next", Steps: []v1.Step{{Name: "one"}}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	for _, args := range [][]string{
+		{"claim", "task", "--worker", "agent"},
+		{"claim", "--next", "--worker", "agent"},
+		{"step", "begin", "task"},
+		{"heartbeat", "task"},
+		{"step", "done", "task"},
+		{"step", "begin", "task"},
+		{"heartbeat", "task"},
+		{"step", "done", "task"},
+	} {
+		cmd := exec.Command(tetherBin, append(args, "--cluster", "--kubeconfig", kubeconfig, "-n", "default")...)
+		cmd.Dir = ws
+		cmd.Env = append(os.Environ(), config.HomeEnv+"="+home, "TETHER_WORKER=agent", config.ActorEnv+"=worker/agent")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("tether %s as the agent's ServiceAccount: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	hook := &v1.Hook{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "task"}, hook); err != nil {
+		t.Fatal(err)
+	}
+	if hook.Status.State != v1.HookCompleted || hook.Spec.Assignee != "agent" {
+		t.Errorf("hook %s, assignee %q; want completed, claimed by agent", hook.Status.State, hook.Spec.Assignee)
+	}
+	for _, st := range hook.Status.Steps {
+		if len(st.Receipts) != 1 || st.Receipts[0].Envelope == nil {
+			t.Errorf("step %s: receipts %+v, want one signed", st.Name, st.Receipts)
+		}
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "tether-receipt-key"}, &corev1.Secret{}); err != nil {
+		t.Errorf("the receipt key Secret: %v", err)
+	}
+
+	used, denied := requestsOf(t, env.AuditLog, agentUser)
+	if len(denied) > 0 {
+		slices.Sort(denied)
+		t.Errorf("the API server refused the agent's ServiceAccount %d times:\n%s", len(denied), strings.Join(slices.Compact(denied), "\n"))
+	}
+	var lines []string
+	for p, n := range used {
+		lines = append(lines, fmt.Sprintf("%s: %d", p, n))
+	}
+	sort.Strings(lines)
+	t.Logf("the agent's requests, by permission:\n%s", strings.Join(lines, "\n"))
+	// Every rule of the sample Role is used: it grants nothing more.
+	var role rbacv1.Role
+	for doc := range strings.SplitSeq(string(data), "\n---\n") {
+		if strings.Contains(doc, "\nkind: Role\n") {
+			if err := sigsyaml.UnmarshalStrict([]byte(doc), &role); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(role.Rules) == 0 {
+		t.Fatal("agent_rbac.yaml has no Role rules")
+	}
+	for _, r := range role.Rules {
+		for _, g := range r.APIGroups {
+			for _, res := range r.Resources {
+				for _, v := range r.Verbs {
+					if p := (permission{g, res, v}); used[p] == 0 {
+						t.Errorf("agent_rbac.yaml grants %s, which the agent verbs never used", p)
+					}
+				}
+			}
+		}
 	}
 }

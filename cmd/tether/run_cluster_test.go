@@ -23,16 +23,21 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	tetherv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/cli"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/testing/testenv"
@@ -189,18 +194,30 @@ func TestClusterFailoverOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	next := waitFor("failover", 10*time.Second, func(h string) bool { return h != "" && h != first })
-	t.Logf("failover: %s took the Lease %v after the leader's SIGTERM", next, time.Since(stopped).Round(time.Millisecond))
+	took := time.Since(stopped)
+	t.Logf("failover: %s took the Lease %v after the leader's SIGTERM", next, took.Round(time.Millisecond))
+	if took > maxTakeoverAfterSIGTERM {
+		t.Errorf("the standby took the Lease %v after the leader's SIGTERM, want at most %v: was the Lease released?", took, maxTakeoverAfterSIGTERM)
+	}
 }
 
 // TestOperatorWritesNothingLocally runs the operator with a home and a
 // TETHER_HOME it cannot write, as the Deployment's read-only root
-// filesystem leaves it: Hooks are still reconciled, with no reconcile error
-// and no recovery file.
+// filesystem leaves it, and an empty TMPDIR: Hooks are still reconciled,
+// with no reconcile error and no recovery file, Workers it would run as its
+// own processes are refused, and TMPDIR stays empty.
 func TestOperatorWritesNothingLocally(t *testing.T) {
 	env := testenv.Start(t)
 	// Not even root can create anything under /proc.
 	unwritable := "/proc/tether-unwritable"
-	_, output := startOperator(t, env, []string{"HOME=" + unwritable, "XDG_CACHE_HOME=" + unwritable, config.HomeEnv + "=" + unwritable})
+	tmp := t.TempDir()
+	// Registered first, so it runs once the operator has stopped.
+	t.Cleanup(func() {
+		if got := dirListing(t, tmp); len(got) > 0 {
+			t.Errorf("the operator wrote to TMPDIR: %v", got)
+		}
+	})
+	_, output := startOperator(t, env, []string{"HOME=" + unwritable, "XDG_CACHE_HOME=" + unwritable, config.HomeEnv + "=" + unwritable, "TMPDIR=" + tmp})
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -234,6 +251,57 @@ func TestOperatorWritesNothingLocally(t *testing.T) {
 		}
 		if hook.Status.RecoveryFile != "" {
 			t.Errorf("hook %s: status.recoveryFile = %q; the operator writes no recovery file unless asked", key.Name, hook.Status.RecoveryFile)
+		}
+	}
+	// Workers the operator would run as its own processes are refused,
+	// naming the field, rather than started with logs on its disk.
+	workers := []struct {
+		name, field string
+		spec        tetherv1alpha1.WorkerSpec
+	}{
+		{"ro-command", "spec.command", tetherv1alpha1.WorkerSpec{Command: []string{"sleep", "60"}}},
+		{"ro-adopt", "spec.adopt", tetherv1alpha1.WorkerSpec{Adopt: &tetherv1alpha1.AdoptSpec{PID: int32(os.Getpid())}}},
+	}
+	for _, w := range workers {
+		if err := env.Client.Create(ctx, &tetherv1alpha1.Worker{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: w.name}, Spec: w.spec}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range workers {
+		got := &tetherv1alpha1.Worker{}
+		var ready *metav1.Condition
+		for {
+			if err := env.Client.Get(ctx, client.ObjectKey{Namespace: "default", Name: w.name}, got); err != nil {
+				t.Fatal(err)
+			}
+			if ready = meta.FindStatusCondition(got.Status.Conditions, tetherv1alpha1.ConditionReady); ready != nil && ready.Reason == controllers.ReasonProcessesUnsupported {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("worker %s was never refused: %+v\n%s", w.name, got.Status, output.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if ready.Status != metav1.ConditionFalse || !strings.Contains(ready.Message, w.field) || !strings.Contains(ready.Message, "spec.template") {
+			t.Errorf("worker %s: Ready %+v, want False naming %s and spec.template", w.name, ready, w.field)
+		}
+		if got.Status.Phase != tetherv1alpha1.WorkerPending || got.Status.PID != 0 {
+			t.Errorf("worker %s: phase %s, pid %d; want Pending with no process", w.name, got.Status.Phase, got.Status.PID)
+		}
+		for {
+			events := &eventsv1.EventList{}
+			if err := env.Client.List(ctx, events, client.InNamespace("default")); err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(events.Items, func(ev eventsv1.Event) bool {
+				return ev.Regarding.Name == w.name && ev.Type == corev1.EventTypeWarning && ev.Reason == controllers.ReasonProcessesUnsupported
+			}) {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatalf("no Warning Event refused worker %s", w.name)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	// A reconcile error would have been logged by now, a retry after it too.

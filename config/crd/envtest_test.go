@@ -40,7 +40,7 @@ func TestSamplesOnAPIServer(t *testing.T) {
 	ctx := context.Background()
 
 	files, err := filepath.Glob("../samples/agents_*.yaml")
-	if err != nil || len(files) != 3 {
+	if err != nil || len(files) != 4 {
 		t.Fatalf("samples: %v %v", files, err)
 	}
 	for _, f := range files {

@@ -68,6 +68,9 @@ type runOptions struct {
 	leaderElect   bool
 	lease         leaseTiming
 	recoveryDir   string
+	workerLogDir  string
+	apiQPS        float32
+	apiBurst      int
 	manifests     string
 	podTimeouts   podTimeouts
 	zap           zap.Options
@@ -132,6 +135,9 @@ otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 	fs.DurationVar(&o.lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "with --leader-elect, how long the leader keeps trying to renew before it gives up leading and exits")
 	fs.DurationVar(&o.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "with --leader-elect, how often candidates try to take or renew the Lease")
 	fs.StringVar(&o.recoveryDir, "recovery-dir", "", "with --cluster, also write each Hook's recovery file under this directory (default: the configuration file's recoveryDir; unset, none: the operator writes nothing to its filesystem, and tether recover renders the file from the Hook)")
+	fs.Float32Var(&o.apiQPS, "kube-api-qps", 50, "with --cluster, the requests per second the operator may send the API server (client-go's default, 5, makes a start-up over thousands of Hooks take minutes)")
+	fs.IntVar(&o.apiBurst, "kube-api-burst", 100, "with --cluster, the burst above --kube-api-qps the operator may send")
+	fs.StringVar(&o.workerLogDir, "worker-log-dir", "", "with --cluster, run Workers with spec.command or spec.adopt as child processes of tether run, logging under this directory (unset: they are refused with Ready=False, ProcessesUnsupported, since an operator in a Pod has no disk to write and should not run agents in its own container; use spec.template)")
 	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
 	bindPodFlags(fs, &o.podTimeouts)
 	bindLogFlags(fs, &o.zap)
@@ -226,8 +232,9 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 
 // clusterBackend builds a Manager on the cluster of the kubeconfig, with
 // optional leader election. It writes recovery files only when asked to,
-// and verifies receipts with the keys in each namespace's Secret. Worker
-// logs of launched processes go to the user's cache directory.
+// and verifies receipts with the keys in each namespace's Secret. It runs
+// Workers as Pods, and as its own child processes only when given a
+// directory for their logs.
 func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, _ logr.Logger) (manager.Manager, controllers.Options, error) {
 	worker, err := o.podTimeouts.workerOptions()
 	if err != nil {
@@ -237,6 +244,7 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 	if err != nil {
 		return nil, controllers.Options{}, fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	rest.QPS, rest.Burst = o.apiQPS, o.apiBurst
 	// Outside a cluster controller-runtime cannot guess where the Lease
 	// lives; -n or the kubeconfig context's namespace says, as for kubectl.
 	ns, err := g.Namespace()
@@ -266,8 +274,12 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 	}
 	// Keys are read uncached, one Secret at a time: the operator needs get
 	// on Secrets, never a cluster-wide watch of them.
-	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader()}
-	return mgr, controllers.Options{Config: cfg, RecoveryDir: recoveryDir, Evidence: metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, keys)), Worker: worker}, nil
+	worker.LogDir, worker.RefuseProcesses = o.workerLogDir, o.workerLogDir == ""
+	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader(), CacheFor: time.Minute}
+	return mgr, controllers.Options{
+		Config: cfg, RecoveryDir: recoveryDir, Evidence: metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, keys)),
+		Worker: worker,
+	}, nil
 }
 
 // serveLocalMetrics adds the metrics endpoint of the local store to mgr,

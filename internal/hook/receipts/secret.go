@@ -21,6 +21,8 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"fmt"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -48,6 +50,22 @@ type SecretKeyManager struct {
 	Reader client.Reader
 	// Name is the Secret's name; empty means DefaultSecretName.
 	Name string
+	// CacheFor keeps each namespace's master key, once read, for this long;
+	// zero reads the Secret every time. The Secret is immutable, so only
+	// its deletion and re-creation with a new key goes unseen meanwhile.
+	// A verifier of many Hooks (the operator) sets it: one GET per
+	// namespace instead of one per Hook.
+	CacheFor time.Duration
+	// Now is the clock of the cache; nil means time.Now.
+	Now func() time.Time
+
+	mu     sync.Mutex
+	cached map[string]cachedKey
+}
+
+type cachedKey struct {
+	master []byte
+	at     time.Time
 }
 
 func (m *SecretKeyManager) name() string {
@@ -93,6 +111,33 @@ func (m *SecretKeyManager) PublicKey(ctx context.Context, hook *v1.Hook) (ed2551
 }
 
 func (m *SecretKeyManager) load(ctx context.Context, namespace string) ([]byte, error) {
+	if m.CacheFor <= 0 {
+		return m.read(ctx, namespace)
+	}
+	now := time.Now
+	if m.Now != nil {
+		now = m.Now
+	}
+	m.mu.Lock()
+	c, ok := m.cached[namespace]
+	m.mu.Unlock()
+	if ok && now().Sub(c.at) < m.CacheFor {
+		return c.master, nil
+	}
+	master, err := m.read(ctx, namespace)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	if m.cached == nil {
+		m.cached = map[string]cachedKey{}
+	}
+	m.cached[namespace] = cachedKey{master: master, at: now()}
+	m.mu.Unlock()
+	return master, nil
+}
+
+func (m *SecretKeyManager) read(ctx context.Context, namespace string) ([]byte, error) {
 	var r client.Reader = m.Client
 	if m.Reader != nil {
 		r = m.Reader

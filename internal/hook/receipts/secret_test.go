@@ -18,9 +18,11 @@ package receipts_test
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -98,5 +100,59 @@ func TestSecretKeyManagerReadOnly(t *testing.T) {
 	}
 	if err := receipts.Verify(hook, "build", &r, pub); err != nil {
 		t.Fatalf("the read-only verifier rejects a receipt signed with the same Secret: %v", err)
+	}
+}
+
+// countingReader counts the Gets that reach the API.
+type countingReader struct {
+	client.Reader
+	gets int
+}
+
+func (r *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	r.gets++
+	return r.Reader.Get(ctx, key, obj, opts...)
+}
+
+// TestSecretKeyManagerCache reads a namespace's key once per CacheFor, not
+// once per Hook, and never caches the absence of the Secret: the first
+// step done in a namespace creates it.
+func TestSecretKeyManagerCache(t *testing.T) {
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).Build()
+	reader := &countingReader{Reader: c}
+	now := time.Unix(0, 0)
+	verifier := &receipts.SecretKeyManager{Reader: reader, CacheFor: time.Minute, Now: func() time.Time { return now }}
+	ctx := context.Background()
+	hook := testHook()
+	var want ed25519.PublicKey
+	steps := []struct {
+		name     string
+		advance  time.Duration
+		sign     bool
+		wantGets int
+		wantKey  bool
+	}{
+		{name: "no Secret yet", wantGets: 1},
+		{name: "absence is not cached", sign: true, wantGets: 1, wantKey: true},
+		{name: "cached", advance: 59 * time.Second, wantGets: 0, wantKey: true},
+		{name: "expired", advance: time.Second, wantGets: 1, wantKey: true},
+	}
+	for _, step := range steps {
+		now = now.Add(step.advance)
+		if step.sign {
+			_, want = signed(t, &receipts.SecretKeyManager{Client: c}, hook)
+		}
+		reader.gets = 0
+		pub, err := verifier.PublicKey(ctx, hook)
+		if reader.gets != step.wantGets {
+			t.Errorf("%s: %d Gets, want %d", step.name, reader.gets, step.wantGets)
+		}
+		if got := err == nil && pub.Equal(want); got != step.wantKey {
+			t.Errorf("%s: key %x, %v; want the signer's: %v", step.name, pub, err, step.wantKey)
+		}
 	}
 }

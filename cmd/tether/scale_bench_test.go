@@ -1,0 +1,445 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/controllers"
+	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hook/receipts"
+	"github.com/tether-dev/tether/internal/testing/testenv"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
+)
+
+const (
+	// operatorScaleHooks is how many Hooks BenchmarkOperatorScale10k serves.
+	operatorScaleHooks = 10000
+	// operatorScaleEdits is the fewest edits timed on each backend.
+	operatorScaleEdits = 200
+)
+
+// BenchmarkOperatorScale10k runs the built binary on 10,000 Hooks on each
+// backend in the same run: `tether run` on the local store and `tether run
+// --cluster` on envtest's kube-apiserver and etcd. For each it reports the
+// time from start until the Hook controller's caches synced (its "Starting
+// workers" log line, which controller-runtime writes once WaitForCacheSync
+// returns), until the last Hook's first reconcile was stored (each writes
+// the ReceiptsVerified condition the populated Hooks lack), the process's
+// RSS (/proc/PID/status: VmRSS at sync and settled after the edits, VmHWM
+// its peak), and edit → reconcile through the backend's client after that
+// start-up wave: a spec edit until status.observedGeneration reaches it,
+// seen through a watch. Ratios are local store / kube-apiserver.
+func BenchmarkOperatorScale10k(b *testing.B) {
+	env := testenv.Start(b)
+	home := scaleHome(b)
+
+	ctx := context.Background()
+	cfg := rest.CopyConfig(env.Config)
+	// Populating and editing measure the server, not client-go's 5 QPS.
+	cfg.QPS, cfg.Burst = -1, 0
+	kube, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Client.Scheme()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	const ns = "scale"
+	if err := kube.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		b.Fatal(err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	if err := kube.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: receipts.DefaultSecretName},
+		Data:       map[string][]byte{receipts.SecretKey: key},
+	}); err != nil {
+		b.Fatal(err)
+	}
+	proto := scaleProto(b)
+	populated := time.Now()
+	populateHooks(b, kube, ns, proto, operatorScaleHooks, 32)
+	b.Logf("populated kube-apiserver with %d Hooks in %v", operatorScaleHooks, time.Since(populated).Round(time.Millisecond))
+
+	dir := filepath.Join(b.TempDir(), "store")
+	fill := testsupport.Store(b, dir, testsupport.WithoutFsync)
+	populateHooks(b, fill.Client(), "default", proto, operatorScaleHooks, 8)
+	_ = fill.Close()
+	// Edits go through a store opened as the CLI opens it, with fsyncs.
+	local := testsupport.Store(b, dir).Client()
+
+	b.ResetTimer()
+	lr := runScale(b, local, "default", home, "run", "--store", dir, "--metrics-bind-address", "0")
+	cr := runScale(b, kube, ns, home, "run", "--cluster", "--kubeconfig", env.Kubeconfig, "-n", ns)
+	b.StopTimer()
+
+	for _, m := range []struct {
+		unit        string
+		local, kube float64
+	}{
+		{"sync-ms", ms(lr.synced), ms(cr.synced)},
+		{"last-first-reconcile-ms", ms(lr.wave), ms(cr.wave)},
+		{"rss-sync-MiB", lr.rssSync, cr.rssSync},
+		{"rss-settled-MiB", lr.rssSettled, cr.rssSettled},
+		{"hwm-MiB", lr.hwm, cr.hwm},
+		{"p50-ms", ms(lr.p50), ms(cr.p50)},
+		{"p99-ms", ms(lr.p99), ms(cr.p99)},
+	} {
+		b.ReportMetric(m.local, "local-"+m.unit)
+		b.ReportMetric(m.kube, "kube-"+m.unit)
+		b.ReportMetric(m.local/m.kube, "ratio-"+strings.TrimSuffix(strings.TrimSuffix(m.unit, "-ms"), "-MiB"))
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// scaleHome is a TETHER_HOME with a receipt key, so that both backends
+// verify the Hooks' passed steps with a key.
+func scaleHome(b *testing.B) string {
+	b.Helper()
+	home := b.TempDir()
+	keys := filepath.Join(home, "keys")
+	if err := os.Mkdir(keys, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	if err := os.WriteFile(filepath.Join(keys, "master.key"), []byte(hex.EncodeToString(key)), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	return home
+}
+
+// scaleProto is testdata/hooks/running.yaml heartbeating now, with a day's
+// staleAfter and its passed step declaring no validate commands: the start
+// reconciles each Hook once, with no transition and no Warning, as an
+// operator restarting over settled Hooks would, but for the one new
+// condition each first reconcile stores.
+func scaleProto(b *testing.B) *v1.Hook {
+	b.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "running.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := &v1.Hook{}
+	if err := yaml.Unmarshal(data, h); err != nil {
+		b.Fatal(err)
+	}
+	h.Spec.StaleAfter = &metav1.Duration{Duration: 24 * time.Hour}
+	h.Spec.Steps[0].Validate = nil
+	h.Status.Steps[0].Receipts = nil
+	now := metav1.NewMicroTime(time.Now())
+	h.Status.LastHeartbeat = &now
+	return h
+}
+
+// populateHooks creates n copies of proto in ns through c, status included,
+// workers at a time.
+func populateHooks(b *testing.B, c client.Client, ns string, proto *v1.Hook, n, workers int) {
+	b.Helper()
+	var g errgroup.Group
+	g.SetLimit(workers)
+	for i := range n {
+		g.Go(func() error {
+			h := proto.DeepCopy()
+			h.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("hook-%05d", i)}
+			status := h.Status
+			if err := c.Create(context.Background(), h); err != nil {
+				return err
+			}
+			h.Status = status
+			return c.Status().Update(context.Background(), h)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// scaleResult is what runScale measures of one backend.
+type scaleResult struct {
+	synced, wave, p50, p99   time.Duration
+	rssSync, rssSettled, hwm float64
+}
+
+// runScale starts `tether args...`, serving the Hooks of ns that c reads
+// and writes, measures it, and stops it.
+func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string) scaleResult {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	list := &v1.HookList{}
+	if err := c.List(ctx, list, client.InNamespace(ns), client.Limit(1)); err != nil {
+		b.Fatal(err)
+	}
+	w, err := c.Watch(ctx, &v1.HookList{}, client.InNamespace(ns), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Stop()
+	seen := newHookSeen()
+	go seen.follow(w)
+
+	cmd := exec.Command(tetherBin, args...)
+	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	log := &syncBuffer{}
+	syncedAt := make(chan time.Time, 1)
+	go scanSynced(stderr, log, syncedAt)
+	var res scaleResult
+	select {
+	case at := <-syncedAt:
+		res.synced = at.Sub(start)
+	case <-time.After(5 * time.Minute):
+		b.Fatalf("tether %v: the Hook controller never synced:\n%s", args, log.String())
+	}
+	res.rssSync, _ = procMemory(b, cmd.Process.Pid)
+	wave, ok := seen.waitFirst(operatorScaleHooks, 15*time.Minute)
+	if !ok {
+		b.Fatalf("tether %v: only %d of %d Hooks reconciled:\n%s", args, seen.firstCount(), operatorScaleHooks, log.String())
+	}
+	res.wave = wave.Sub(start)
+
+	var latencies []time.Duration
+	for i := 0; i < max(b.N, operatorScaleEdits); i++ {
+		name := fmt.Sprintf("hook-%05d", (i*7919)%operatorScaleHooks)
+		var begun time.Time
+		var gen int64
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			h := &v1.Hook{}
+			if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, h); err != nil {
+				return err
+			}
+			h.Spec.Goal = "edit " + strconv.Itoa(i)
+			begun = time.Now()
+			if err := c.Update(ctx, h); err != nil {
+				return err
+			}
+			gen = h.Generation
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		at, ok := seen.waitObserved(name, gen, 30*time.Second)
+		if !ok {
+			b.Fatalf("tether %v: edit %d of %s (generation %d) not reconciled within 30s:\n%s", args, i, name, gen, log.String())
+		}
+		latencies = append(latencies, at.Sub(begun))
+	}
+	time.Sleep(2 * time.Second)
+	res.rssSettled, res.hwm = procMemory(b, cmd.Process.Pid)
+	slices.Sort(latencies)
+	res.p50 = latencies[len(latencies)/2]
+	res.p99 = latencies[int(math.Ceil(float64(len(latencies))*0.99))-1]
+
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	stopped = true
+	b.Logf("tether %s: synced %v, last first reconcile %v, RSS %.0f MiB at sync, %.0f settled, peak %.0f; edit → reconcile p50 %v p99 %v (%d edits)",
+		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.rssSync, res.rssSettled, res.hwm,
+		res.p50.Round(10*time.Microsecond), res.p99.Round(10*time.Microsecond), len(latencies))
+	return res
+}
+
+// scanSynced copies the operator's JSON log into log and sends the time of
+// the Hook controller's "Starting workers" line: its caches have synced.
+func scanSynced(r io.Reader, log *syncBuffer, synced chan<- time.Time) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sent := false
+	for sc.Scan() {
+		line := sc.Bytes()
+		if !sent {
+			var entry struct {
+				Msg        string  `json:"msg"`
+				Controller string  `json:"controller"`
+				TS         float64 `json:"ts"`
+			}
+			if json.Unmarshal(line, &entry) == nil && entry.Msg == "Starting workers" && entry.Controller == "hook" {
+				sec, frac := math.Modf(entry.TS)
+				synced <- time.Unix(int64(sec), int64(frac*1e9))
+				sent = true
+			}
+		}
+		_, _ = log.Write(append(line, '\n'))
+	}
+}
+
+// procMemory reads VmRSS and VmHWM of pid, in MiB.
+func procMemory(b *testing.B, pid int) (rss, hwm float64) {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		field, value, ok := strings.Cut(line, ":")
+		if !ok || (field != "VmRSS" && field != "VmHWM") {
+			continue
+		}
+		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/status %s: %v", pid, line, err)
+		}
+		if field == "VmRSS" {
+			rss = kb / 1024
+		} else {
+			hwm = kb / 1024
+		}
+	}
+	return rss, hwm
+}
+
+// hookSeen follows a watch of Hooks: when each was first stored with the
+// ReceiptsVerified condition (its first reconcile), and when each
+// observedGeneration was first seen.
+type hookSeen struct {
+	mu       sync.Mutex
+	changed  *sync.Cond
+	first    map[string]bool
+	lastAt   time.Time
+	observed map[string]map[int64]time.Time
+}
+
+func newHookSeen() *hookSeen {
+	s := &hookSeen{first: map[string]bool{}, observed: map[string]map[int64]time.Time{}}
+	s.changed = sync.NewCond(&s.mu)
+	return s
+}
+
+func (s *hookSeen) follow(w watch.Interface) {
+	for ev := range w.ResultChan() {
+		at := time.Now()
+		h, ok := asHook(ev.Object)
+		if !ok {
+			continue
+		}
+		s.mu.Lock()
+		if !s.first[h.Name] && meta.FindStatusCondition(h.Status.Conditions, controllers.ConditionReceiptsVerified) != nil {
+			s.first[h.Name] = true
+			s.lastAt = at
+		}
+		gens := s.observed[h.Name]
+		if gens == nil {
+			gens = map[int64]time.Time{}
+			s.observed[h.Name] = gens
+		}
+		if _, ok := gens[h.Status.ObservedGeneration]; !ok {
+			gens[h.Status.ObservedGeneration] = at
+		}
+		s.changed.Broadcast()
+		s.mu.Unlock()
+	}
+}
+
+func asHook(obj runtime.Object) (*v1.Hook, bool) {
+	switch o := obj.(type) {
+	case *v1.Hook:
+		return o, true
+	case *unstructured.Unstructured:
+		h := &v1.Hook{}
+		if runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, h) == nil {
+			return h, true
+		}
+	}
+	return nil, false
+}
+
+func (s *hookSeen) firstCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.first)
+}
+
+// wait waits, up to within, until done holds under the lock.
+func (s *hookSeen) wait(within time.Duration, done func() bool) bool {
+	timer := time.AfterFunc(within, func() { s.mu.Lock(); s.changed.Broadcast(); s.mu.Unlock() })
+	defer timer.Stop()
+	deadline := time.Now().Add(within)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for !done() {
+		if time.Now().After(deadline) {
+			return false
+		}
+		s.changed.Wait()
+	}
+	return true
+}
+
+func (s *hookSeen) waitFirst(n int, within time.Duration) (time.Time, bool) {
+	ok := s.wait(within, func() bool { return len(s.first) >= n })
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastAt, ok
+}
+
+func (s *hookSeen) waitObserved(name string, gen int64, within time.Duration) (time.Time, bool) {
+	var at time.Time
+	ok := s.wait(within, func() bool {
+		for g, t := range s.observed[name] {
+			if g >= gen && (at.IsZero() || t.Before(at)) {
+				at = t
+			}
+		}
+		return !at.IsZero()
+	})
+	return at, ok
+}

@@ -1,0 +1,113 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/hook/receipts"
+)
+
+// TestReconcileReceipts drives the ReceiptsVerified phase through a
+// sequence of reconciles of one Hook, with a stubbed verification: it
+// verifies only when the evidence changed, flags a failure with one
+// Warning Event, and retries a key it could not read.
+func TestReconcileReceipts(t *testing.T) {
+	now := time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)
+	verified := &receipts.Report{Steps: []receipts.StepReport{{Name: "one", Phase: v1.StepPassed, Verdict: receipts.VerdictVerified, Receipts: make([]receipts.ReceiptReport, 2)}}}
+	forged := &receipts.Report{Steps: []receipts.StepReport{{Name: "one", Failures: []*receipts.Failure{
+		{Hook: "default/task", Step: "one", Receipt: 0, Kind: receipts.FailureSignature, Message: "the signature does not verify"},
+	}}}}
+	noKey := &receipts.Report{KeyErr: fmt.Errorf("%w: Secret default/tether-receipt-key does not exist", receipts.ErrNoKey), Steps: verified.Steps}
+	unavailable := &receipts.Report{KeyErr: errors.New("reading the receipt key Secret: connection refused"), Steps: verified.Steps}
+
+	type reconcile struct {
+		name string
+		// steps is how many receipts the Hook's one step holds; -1 for no
+		// step result at all.
+		receipts int
+		report   *receipts.Report
+		// wantChecks is whether the evidence is verified (not memoized).
+		wantCheck   bool
+		wantStatus  metav1.ConditionStatus // "" for no condition
+		wantReason  string
+		wantEvent   bool
+		wantRequeue bool
+	}
+	steps := []reconcile{
+		{name: "no step results", receipts: -1, report: verified},
+		{name: "a step not passed, no receipts", receipts: 0, report: verified},
+		{name: "first receipts", receipts: 2, report: verified, wantCheck: true, wantStatus: metav1.ConditionTrue, wantReason: ReasonReceiptsVerified},
+		{name: "heartbeat, same receipts", receipts: 2, report: forged, wantStatus: metav1.ConditionTrue, wantReason: ReasonReceiptsVerified},
+		{name: "forged", receipts: 3, report: forged, wantCheck: true, wantStatus: metav1.ConditionFalse, wantReason: ReasonReceiptsInvalid, wantEvent: true},
+		{name: "forged, seen", receipts: 3, report: verified, wantStatus: metav1.ConditionFalse, wantReason: ReasonReceiptsInvalid},
+		{name: "key unreadable", receipts: 4, report: unavailable, wantCheck: true, wantStatus: metav1.ConditionUnknown, wantReason: ReasonReceiptKeyUnavailable, wantRequeue: true},
+		{name: "key unreadable is retried", receipts: 4, report: noKey, wantCheck: true, wantStatus: metav1.ConditionUnknown, wantReason: ReasonNoReceiptKey},
+		{name: "forged again after others", receipts: 5, report: forged, wantCheck: true, wantStatus: metav1.ConditionFalse, wantReason: ReasonReceiptsInvalid, wantEvent: true},
+	}
+	var report *receipts.Report
+	checks := 0
+	r := &HookReconciler{Evidence: func(*v1.Hook) *receipts.Report { checks++; return report }}
+	hook := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task", UID: "u1"}}
+	for _, step := range steps {
+		hook.Status.Steps = nil
+		switch {
+		case step.receipts == 0:
+			hook.Status.Steps = []v1.StepResult{{Name: "one", Phase: v1.StepRunning}}
+		case step.receipts > 0:
+			hook.Status.Steps = []v1.StepResult{{Name: "one", Phase: v1.StepPassed, Receipts: make([]v1.Receipt, step.receipts)}}
+		}
+		report, checks = step.report, 0
+		s := &hookScope{hook: hook, orig: hook.Status.DeepCopy(), now: now}
+		if err := r.reconcileReceipts(context.Background(), s); err != nil {
+			t.Fatalf("%s: %v", step.name, err)
+		}
+		if got := checks == 1; got != step.wantCheck {
+			t.Errorf("%s: verified %d times, want a verification: %v", step.name, checks, step.wantCheck)
+		}
+		cond := meta.FindStatusCondition(hook.Status.Conditions, ConditionReceiptsVerified)
+		switch {
+		case step.wantStatus == "" && cond != nil:
+			t.Errorf("%s: condition %+v, want none", step.name, cond)
+		case step.wantStatus != "" && (cond == nil || cond.Status != step.wantStatus || cond.Reason != step.wantReason):
+			t.Errorf("%s: condition %+v, want %s %s", step.name, cond, step.wantStatus, step.wantReason)
+		}
+		events := 0
+		for _, e := range s.events {
+			if e.Type != corev1.EventTypeWarning || e.Reason != EventReceiptVerificationFailed || !strings.Contains(e.Note, "status.steps[0].receipts[0]") {
+				t.Errorf("%s: event %+v", step.name, e)
+			}
+			events++
+		}
+		if got := events == 1; got != step.wantEvent || events > 1 {
+			t.Errorf("%s: %d Events, want one: %v", step.name, events, step.wantEvent)
+		}
+		if got := !s.requeueAt.IsZero(); got != step.wantRequeue {
+			t.Errorf("%s: requeue at %v, want a requeue: %v", step.name, s.requeueAt, step.wantRequeue)
+		}
+	}
+}
