@@ -530,7 +530,9 @@ func TestRunServesMetricsByDefault(t *testing.T) {
 	go func() { done <- mgr.Start(ctx) }()
 	defer func() {
 		cancel()
-		<-done
+		if err := <-done; err != nil {
+			t.Errorf("tether run's manager: %v", err)
+		}
 	}()
 	var body string
 	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
