@@ -101,12 +101,11 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 		Description:   fmt.Sprintf("every %s while a step runs", interval),
 		SkipUnchanged: true,
 		Now:           r.now,
+		Recorder:      r.Events,
+		Actor:         CheckpointControllerName,
 	})
 	switch {
 	case err == nil && !out.Skipped:
-		r.Events.Eventf(hook, out.Checkpoint, corev1.EventTypeNormal, "CheckpointTaken", "Checkpoint",
-			"interval checkpoint %s (seq %d, snapshot %s, %d files changed)", out.Checkpoint.Name, out.Checkpoint.Spec.Seq,
-			out.Checkpoint.Spec.Git.SnapshotShort, len(out.Checkpoint.Spec.Files))
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case err == nil:
 		last := ""

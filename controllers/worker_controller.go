@@ -147,7 +147,8 @@ func setupWorker(mgr ctrl.Manager, opts WorkerOptions, skipNameValidation bool) 
 	})); err != nil {
 		return err
 	}
-	for _, reason := range []string{supervise.ReasonExited, supervise.ReasonSignaled, supervise.ReasonVanished, supervise.ReasonPIDReused, ReasonHeartbeatExpired} {
+	for _, reason := range []string{supervise.ReasonExited, supervise.ReasonSignaled, supervise.ReasonVanished, supervise.ReasonPIDReused, ReasonHeartbeatExpired,
+		ReasonOOMKilled, ReasonEvicted, ReasonPodDeleted, ReasonNodeLost, ReasonPodFailed} {
 		metrics.WorkerCrashes.WithLabelValues(reason)
 	}
 	workers := opts.MaxConcurrentReconciles

@@ -35,6 +35,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
@@ -517,7 +518,13 @@ func (r *WorkerReconciler) startPod(ctx context.Context, w *v1.Worker, manual bo
 	w.Status.PodName, w.Status.PID, w.Status.Host = name, 0, ""
 	w.Status.StartedAt = nil
 	setPhase(&w.Status, workerfsm.PodCreated)
-	return r.writeStatus(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodPending, "pod "+name+" created"))
+	if err := r.writeStatus(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodPending, "pod "+name+" created")); err != nil {
+		return err
+	}
+	if manual {
+		metrics.WorkerRestarts.Inc()
+	}
+	return nil
 }
 
 func (r *WorkerReconciler) podRejected(ctx context.Context, w *v1.Worker, cause error) error {
@@ -644,11 +651,13 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 	w.Status.PodName, w.Status.NodeName, w.Status.StartedAt = "", "", nil
 	var started string
 	var startErr error
+	var createdAt time.Time
 	if action == ActionRestart {
 		w.Status.Restarts++
 		if started, startErr = r.createPod(ctx, w); startErr != nil {
 			w.Status.Restarts--
 		}
+		createdAt = r.now()
 	}
 	var invalid *invalidTemplateError
 	refused := errors.As(startErr, &invalid)
@@ -672,6 +681,14 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 	}
 	if err := r.writeStatus(ctx, w, extra...); err != nil {
 		return err
+	}
+	// Counted once the status holds the crash, as for processes: a failed
+	// write is retried and must not count twice.
+	if !clean {
+		metrics.WorkerCrashed(end.reason)
+	}
+	if started != "" {
+		metrics.WorkerRestarted(end.time, createdAt)
 	}
 	r.cleanupPods(ctx, w, end.pod)
 	logr.FromContextOrDiscard(ctx).Info("worker pod ended", "worker", w.Name, "end", end.String(), "phase", w.Status.Phase, "hooks", rec.Hook)

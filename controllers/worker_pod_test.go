@@ -24,6 +24,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -34,6 +37,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/testing/testenv"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
@@ -186,7 +190,17 @@ func TestWorkerPods(t *testing.T) {
 		{name: "evicted", phase: corev1.PodFailed, podReason: "Evicted", wantReason: controllers.ReasonEvicted},
 		{name: "deleted", delete: true, wantReason: controllers.ReasonPodDeleted},
 	}
+	crashCount := func(reason string) float64 { return testutil.ToFloat64(metrics.WorkerCrashes.WithLabelValues(reason)) }
+	latencyCount := func() uint64 {
+		m := &dto.Metric{}
+		if err := metrics.WorkerRestartLatency.Write(m); err != nil {
+			t.Fatal(err)
+		}
+		return m.GetHistogram().GetSampleCount()
+	}
+	restartsBefore, latencyBefore := testutil.ToFloat64(metrics.WorkerRestarts), latencyCount()
 	for i, tc := range crashes {
+		crashesBefore := crashCount(tc.wantReason)
 		current := fmt.Sprintf("agent-%d", i)
 		if i > 0 {
 			kubelet(t, c, current, corev1.PodRunning, "", running())
@@ -214,12 +228,30 @@ func TestWorkerPods(t *testing.T) {
 		if tc.wantExit != 0 && (rec.ExitCode == nil || *rec.ExitCode != tc.wantExit) {
 			t.Errorf("%s: exit code %v, want %d", tc.name, rec.ExitCode, tc.wantExit)
 		}
+		// The reconciler counts a crash just after writing its record.
+		deadline := time.Now().Add(10 * time.Second)
+		for crashCount(tc.wantReason) < crashesBefore+1 && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if got := crashCount(tc.wantReason); got < crashesBefore+1 {
+			t.Errorf("%s: tether_worker_crashes_total{reason=%q} %v, want at least %v", tc.name, tc.wantReason, got, crashesBefore+1)
+		}
 		if i == 0 {
 			if rec.Hook != "task" {
 				t.Errorf("the first crash record names hooks %q, want task", rec.Hook)
 			}
 			waitFor(t, c, "task", 20*time.Second, func(h *v1.Hook) bool { return h.Spec.Assignee == "" })
 		}
+	}
+
+	for deadline := time.Now().Add(10 * time.Second); latencyCount() < latencyBefore+uint64(len(crashes)) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := testutil.ToFloat64(metrics.WorkerRestarts); got < restartsBefore+float64(len(crashes)) {
+		t.Errorf("tether_worker_restarts_total %v, want at least %v", got, restartsBefore+float64(len(crashes)))
+	}
+	if got := latencyCount(); got < latencyBefore+uint64(len(crashes)) {
+		t.Errorf("tether_worker_restart_latency_seconds count %d, want at least %d", got, latencyBefore+uint64(len(crashes)))
 	}
 
 	// Only the current Pod and the one that ended last are kept.

@@ -28,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -324,6 +325,19 @@ func TestAgentInvalidTransitionsChangeNothing(t *testing.T) {
 	e.ok("fail", "task", "--reason", "gave up")
 	if h := e.hook("task"); h.Status.State != v1.HookFailed || h.Status.History[len(h.Status.History)-1].Message != "gave up" {
 		t.Fatalf("fail: %s, history %+v", h.Status.State, h.Status.History)
+	}
+
+	// Each of those transitions recorded its Event, naming the actor.
+	events := e.ok("events") + e.ok("events", "--for", "hook/done")
+	for _, want := range []string{
+		`Warning\s+Abandoned\s+Hook/done\s+abandon by agent-1`,
+		`Normal\s+AwaitingHuman\s+Hook/task\s+await by agent-1`,
+		`Normal\s+Resumed\s+Hook/task\s+resume by agent-1`,
+		`Warning\s+Failed\s+Hook/task\s+fail by agent-1`,
+	} {
+		if !regexp.MustCompile(want).MatchString(events) {
+			t.Errorf("events lack /%s/:\n%s", want, events)
+		}
 	}
 }
 

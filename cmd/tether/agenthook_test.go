@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -111,6 +112,12 @@ func TestAgentHookEvents(t *testing.T) {
 	}
 	if cps := e.checkpointsBy("task", v1.TriggerPreCompact); len(cps) != 1 {
 		t.Errorf("pre_compact checkpoints: %d, want 1", len(cps))
+	}
+	events := e.ok("events", "--for", "hook/task")
+	for _, trigger := range []v1.CheckpointTrigger{v1.TriggerGitCommit, v1.TriggerPreCompact} {
+		if !regexp.MustCompile(`CheckpointTaken .* ` + string(trigger) + ` checkpoint \S+ by tether agent hook`).MatchString(events) {
+			t.Errorf("no CheckpointTaken Event of the %s checkpoint by tether agent hook:\n%s", trigger, events)
+		}
 	}
 	out, _ = e.okHook(map[string]any{"hook_event_name": "SessionStart", "source": "compact"})
 	ctx := sessionContext(t, out)

@@ -166,6 +166,38 @@ func TestCheckpointTriggersEndToEnd(t *testing.T) {
 		}
 	}
 
+	// Every checkpoint records a CheckpointTaken Event naming its actor
+	// (the agent environment's $TETHER_ACTOR for the verbs).
+	wantEvents := []string{
+		"manual checkpoint cp-1 by agent-1",
+		"pr_created checkpoint cp-2 by agent-1",
+		"pre_compact checkpoint cp-3 by agent-1",
+		"interval checkpoint cp-4 by tether-checkpoint-controller",
+		"validation_pass checkpoint cp-5 by agent-1",
+		"step_complete checkpoint cp-6 by agent-1",
+	}
+	var events string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		events = e.ok("events", "--for", "hook/cp")
+		missing := 0
+		for _, want := range wantEvents {
+			if !strings.Contains(events, want) {
+				missing++
+			}
+		}
+		if missing == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	for _, want := range wantEvents {
+		if !strings.Contains(events, want) {
+			t.Errorf("events lack %q:\n%s", want, events)
+		}
+	}
+	if n := strings.Count(events, "CheckpointTaken"); n < len(wantEvents) {
+		t.Errorf("%d CheckpointTaken Events, want %d:\n%s", n, len(wantEvents), events)
+	}
+
 	// diff against the latest checkpoint.
 	e.write("README.md", "workspace, edited after the checkpoint\n")
 	e.write("later.txt", "later\n")

@@ -166,7 +166,8 @@ func nextLine(t *testing.T, lines <-chan string, want ...string) {
 }
 
 // watchChanges checks that get -w prints a row for each change another
-// process makes: a create, a status update and a delete.
+// process makes: a create, a status update and a delete; and that a watch of
+// one Hook by name, or of Hooks by label, labels a change MODIFIED.
 func watchChanges(t *testing.T, c client.Client, base []string) {
 	lines, stop := watchLines(t, append(append([]string{}, base...), "get", "hooks", "-w", "--output-watch-events")...)
 	defer stop()
@@ -186,6 +187,29 @@ func watchChanges(t *testing.T, c client.Client, base []string) {
 		t.Fatal(err)
 	}
 	nextLine(t, lines, "DELETED", "init-example")
+
+	for _, args := range [][]string{
+		{"get", "hook", "running-example", "-w", "--output-watch-events"},
+		{"get", "hooks", "-l", "nosuch!=1", "-w", "--output-watch-events"},
+	} {
+		selected, stopSelected := watchLines(t, append(append([]string{}, base...), args...)...)
+		nextLine(t, selected, "EVENT")
+		initial := 1
+		if args[1] == "hooks" {
+			// stale.yaml's Hook took the deleted init-example's place.
+			initial = len(fixtures)
+		}
+		for range initial {
+			nextLine(t, selected, "ADDED")
+		}
+		for _, verb := range []string{"pause", "unpause"} {
+			if _, stderr, code := run(t, append(append([]string{}, base...), verb, "running-example")...); code != 0 {
+				t.Fatalf("tether %s: %s", verb, stderr)
+			}
+			nextLine(t, selected, "MODIFIED", "running-example")
+		}
+		stopSelected()
+	}
 }
 
 func TestReadVerbsOnTheLocalStore(t *testing.T) {

@@ -17,6 +17,7 @@ limitations under the License.
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 )
@@ -61,11 +63,12 @@ func notifyDocs(t *testing.T, dir string) []map[string]any {
 }
 
 // TestNotifierGetsOneDocumentPerCrash is issue 15's acceptance for crash
-// notifications: a Worker claims a Hook and exits with code 3, twice (the
-// second time after a manual restart); a notifier script configured for
-// WorkerCrashed receives exactly one JSON document per crash, naming the
-// Worker, the reason, the exit code and the Hook, and a restart of
-// tether run in between notifies nothing again.
+// notifications: a Worker claims a Hook and exits with code 3; a notifier
+// script configured for WorkerCrashed receives exactly one JSON document per
+// crash, naming the Worker, the reason, the exit code and the Hook. A
+// restart of tether run notifies nothing again; then, in that one tether
+// run, the Worker restarts itself and crashes again until its crash budget
+// is spent, and every one of those crashes is one more document, at once.
 func TestNotifierGetsOneDocumentPerCrash(t *testing.T) {
 	e := newWorkerEnv(t)
 	base := t.TempDir()
@@ -138,12 +141,45 @@ func TestNotifierGetsOneDocumentPerCrash(t *testing.T) {
 	})
 	waitDocs(1)
 
-	// The second crash (a new Event: the new tether run's recorder has no
-	// series to merge it into) is one more notification.
+	// Automatic restarts in one tether run: client-go would fold repeated
+	// WorkerCrashed Events into one series, written late from the third on;
+	// each crash must still be a document of its own, at once.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		w := e.worker("agent")
+		w.Spec.Restart.Auto, w.Spec.Restart.MaxCrashes = true, 5
+		return e.c.Update(context.Background(), w)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, stderr, code := e.tether("worker", "restart", "agent"); code != 0 {
 		t.Fatalf("worker restart: exit %d: %s", code, stderr)
 	}
-	w = crashes(2)
-	docs = waitDocs(2)
-	check(docs[1], w.Status.Crashes[1], 1)
+	e.waitFor(60*time.Second, "the crash budget spent", func() bool {
+		return e.worker("agent").Status.Phase == v1.WorkerCrashLoop
+	})
+	w = e.worker("agent")
+	if len(w.Status.Crashes) < 5 {
+		t.Fatalf("%d crashes, want at least 5 (3 or more of them restarted automatically)", len(w.Status.Crashes))
+	}
+	docs = waitDocs(len(w.Status.Crashes))
+	pids := map[float64]bool{}
+	for i, rec := range w.Status.Crashes[1:] {
+		var doc map[string]any
+		for _, d := range docs {
+			worker, _ := d["worker"].(map[string]any)
+			if crash, _ := worker["crash"].(map[string]any); crash["pid"] == float64(rec.PID) {
+				doc = d
+			}
+		}
+		if doc == nil {
+			t.Errorf("no notification of crash %d (pid %d)", i+2, rec.PID)
+			continue
+		}
+		pids[float64(rec.PID)] = true
+		check(doc, rec, 1)
+	}
+	if len(pids) != len(w.Status.Crashes)-1 {
+		t.Errorf("notified crashes %v, want each of %d", pids, len(w.Status.Crashes)-1)
+	}
 }

@@ -46,7 +46,7 @@ func TestPauseUnpause(t *testing.T) {
 		{[]string{"pause", "task", "--reason", "review the plan"}, 0, "hook.agents.tether.dev/task unchanged\n", ""},
 		{[]string{"get", "hooks", "task"}, 0, "PAUSED", ""},
 		{[]string{"describe", "hook", "task"}, 0, "Pause Reason: review the plan", ""},
-		{[]string{"describe", "hook", "task"}, 0, "paused by cli: review the plan", ""},
+		{[]string{"describe", "hook", "task"}, 0, "paused by tether pause: review the plan", ""},
 		{[]string{"recover", "task"}, 0, "A person paused this task: review the plan", ""},
 		{[]string{"unpause", "task"}, 0, "hook.agents.tether.dev/task unpaused\n", ""},
 		{[]string{"unpause", "task"}, 0, "hook.agents.tether.dev/task unchanged\n", ""},

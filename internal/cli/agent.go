@@ -40,13 +40,33 @@ import (
 // ActorEnv names who the CLI acts for in status.history; default ActorDefault.
 const ActorEnv = config.ActorEnv
 
-// ActorDefault is the history actor of CLI verbs when $TETHER_ACTOR is unset.
+// ActorDefault is the history actor of CLI verbs when $TETHER_ACTOR is unset
+// and the verb is not known (the verbs name themselves: see verbActor).
 const ActorDefault = "cli"
 
 // maxFilesTouched is status.currentStep.filesTouched's MaxItems.
 const maxFilesTouched = 256
 
-func actor() string { return actorOr(ActorDefault) }
+type verbKey struct{}
+
+// withVerb returns ctx carrying the running verb's actor: "tether" and its
+// command path below the root, whatever name the binary was started as.
+func withVerb(ctx context.Context, cmd *cobra.Command) context.Context {
+	path := []string{}
+	for c := cmd; c.HasParent(); c = c.Parent() {
+		path = append([]string{c.Name()}, path...)
+	}
+	return context.WithValue(ctx, verbKey{}, strings.Join(append([]string{"tether"}, path...), " "))
+}
+
+// actor is who the CLI acts for in history and Events: $TETHER_ACTOR, else
+// the verb ("tether step done"), else ActorDefault.
+func actor(ctx context.Context) string {
+	if v, ok := ctx.Value(verbKey{}).(string); ok {
+		return actorOr(v)
+	}
+	return actorOr(ActorDefault)
+}
 
 // hookVerb is what the agent verbs share: the global options, the output
 // flags and the writers.
@@ -114,7 +134,7 @@ func hookLine(hook *v1.Hook) string {
 // the event that build returns, write with retry-on-conflict, and record an
 // Event naming the actor. A rejected event writes nothing.
 func transition(ctx context.Context, b *Backend, name string, build hookwrite.Build) (*v1.Hook, error) {
-	return transitionAs(ctx, b, client.ObjectKey{Namespace: b.Namespace, Name: name}, actor(), build)
+	return transitionAs(ctx, b, client.ObjectKey{Namespace: b.Namespace, Name: name}, actor(ctx), build)
 }
 
 // transitionAs is transition of the Hook at key, for actor.

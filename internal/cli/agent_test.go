@@ -21,6 +21,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -104,5 +106,48 @@ func TestTransitionRetriesConflicts(t *testing.T) {
 				t.Fatalf("history has %d entries after retries, want initialize and begin once each", n)
 			}
 		})
+	}
+}
+
+func TestActorNamesTheVerb(t *testing.T) {
+	tests := []struct {
+		name, argv0, env string
+		args             []string
+		want             string
+	}{
+		{"a verb", "tether", "", []string{"probe"}, "tether probe"},
+		{"a nested verb", "tether", "", []string{"step", "probe"}, "tether step probe"},
+		{"as a kubectl plugin", "kubectl-tether", "", []string{"step", "probe"}, "tether step probe"},
+		{"TETHER_ACTOR wins", "tether", "worker/agent", []string{"step", "probe"}, "worker/agent"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(ActorEnv, tt.env)
+			root := NewRootCommand()
+			root.Annotations[cobra.CommandDisplayNameAnnotation] = displayName(tt.argv0)
+			var got string
+			probe := func() *cobra.Command {
+				return &cobra.Command{Use: "probe", RunE: func(cmd *cobra.Command, _ []string) error {
+					got = actor(cmd.Context())
+					return nil
+				}}
+			}
+			root.AddCommand(probe())
+			step, _, err := root.Find([]string{"step"})
+			if err != nil || step == root {
+				t.Fatalf("no step command: %v", err)
+			}
+			step.AddCommand(probe())
+			root.SetArgs(tt.args)
+			if err := root.Execute(); err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("actor %q, want %q", got, tt.want)
+			}
+		})
+	}
+	if got := actor(context.Background()); got != ActorDefault {
+		t.Errorf("actor without a verb %q, want %q", got, ActorDefault)
 	}
 }

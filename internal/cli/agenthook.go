@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -120,6 +121,10 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 			cfg = config.Default("")
 		}
 		opts := agentsession.Options{Client: b.Client, Namespace: b.Namespace, Getenv: getenv, DefaultStaleAfter: cfg.StaleAfter.Duration}
+		opts.CheckpointRecorder = func() events.EventRecorder {
+			rec, _ := b.Recorder()
+			return rec
+		}
 		switch ev.HookEventName {
 		case claudehook.Stop:
 			// Only Stop records Events; the other events spare the broadcaster.

@@ -129,6 +129,11 @@ func takeCheckpoint(ctx context.Context, b *Backend, name string, req checkpoint
 		}
 		req.Workspace = wd
 	}
+	rec, err := b.Recorder()
+	if err != nil {
+		return nil, err
+	}
+	req.Recorder, req.Actor = rec, actor(ctx)
 	return checkpoint.Take(ctx, b.Client, client.ObjectKey{Namespace: b.Namespace, Name: name}, req)
 }
 

@@ -78,7 +78,7 @@ func runPause(cmd *cobra.Command, g *GlobalOptions, name, done string, do pauseF
 		return err
 	}
 	defer func() { _ = b.Close() }()
-	line, err := pauseHook(cmd.Context(), b, client.ObjectKey{Namespace: b.Namespace, Name: name}, done, do, actor(), reason)
+	line, err := pauseHook(cmd.Context(), b, client.ObjectKey{Namespace: b.Namespace, Name: name}, done, do, actor(cmd.Context()), reason)
 	if err != nil {
 		return err
 	}

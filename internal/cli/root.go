@@ -58,7 +58,11 @@ Kubernetes cluster, and inspected kubectl-style.`,
 		Annotations:   map[string]string{cobra.CommandDisplayNameAnnotation: displayName(os.Args[0])},
 		// The verb is known: back to the default GOGC, which the read
 		// verbs then raise for themselves.
-		PersistentPreRun: func(*cobra.Command, []string) { startupgc.End() },
+		// The verb also names the actor of what it writes.
+		PersistentPreRun: func(cmd *cobra.Command, _ []string) {
+			startupgc.End()
+			cmd.SetContext(withVerb(cmd.Context(), cmd))
+		},
 	}
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))

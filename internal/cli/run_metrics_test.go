@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -47,6 +48,7 @@ import (
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/hook/receipts"
+	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
@@ -218,19 +220,26 @@ func (r *metricsRun) agent(t *testing.T, name string, e hookfsm.Event) {
 // with `true`, as the CLI would in another process.
 func (r *metricsRun) stepDone(t *testing.T, name string) {
 	t.Helper()
+	if err := r.validate(t, name, "true"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// validate begins a new Hook's step whose validation runs command, and
+// runs step done on it.
+func (r *metricsRun) validate(t *testing.T, name, command string) error {
+	t.Helper()
 	ws := t.TempDir()
 	r.hook(t, name, func(h *v1.Hook) {
 		h.Spec.Workspace = ws
-		h.Spec.Steps[0].Validate = []v1.ValidationCommand{{Command: []string{"true"}}}
+		h.Spec.Steps[0].Validate = []v1.ValidationCommand{{Command: []string{command}}}
 	})
 	r.agent(t, name, hookfsm.Begin)
 	_, err := stepdone.Run(context.Background(), stepdone.Options{
 		Client: r.c, Key: client.ObjectKey{Namespace: "default", Name: name},
 		Write: hookwrite.Options{Actor: "test-agent"}, Keys: &receipts.FileKeyManager{Dir: r.cfg.KeyDir},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	return err
 }
 
 func gitRepo(t *testing.T) string {
@@ -321,6 +330,17 @@ func TestRunMetrics(t *testing.T) {
 			{"tether_receipts_signed_total", nil},
 			{"tether_validation_duration_seconds", map[string]string{"result": "passed"}},
 			{"tether_hook_transitions_total", map[string]string{"event": "pass"}},
+		},
+	}, {
+		name: "a failed validation",
+		cause: func(t *testing.T) {
+			if err := r.validate(t, "failing", "false"); err == nil {
+				t.Fatal("step done of a failing validation reported no failure")
+			}
+		},
+		moves: []sample{
+			{"tether_validation_duration_seconds", map[string]string{"result": "failed"}},
+			{"tether_hook_transitions_total", map[string]string{"event": "fail_validation"}},
 		},
 	}, {
 		name: "a tampered receipt",
@@ -463,5 +483,72 @@ func TestRunMetricsPortBusy(t *testing.T) {
 	}
 	if line.Level != "error" || line.Address != busy.Addr().String() {
 		t.Errorf("no error log naming %s and saying metrics are off; log:\n%s", busy.Addr(), buf.String())
+	}
+}
+
+// TestRunServesMetricsByDefault: without --metrics-bind-address, tether run
+// on the local store serves metrics on metrics.DefaultLocalAddress, which is
+// on the loopback interface only. The test skips when another process holds
+// the default port, as tether run itself then goes on without metrics.
+func TestRunServesMetricsByDefault(t *testing.T) {
+	if host, _, err := net.SplitHostPort(metrics.DefaultLocalAddress); err != nil || host != "127.0.0.1" {
+		t.Fatalf("default metrics address %s, want one on 127.0.0.1 (%v)", metrics.DefaultLocalAddress, err)
+	}
+	if def := newRunCommand(NewGlobalOptions()).Flags().Lookup("metrics-bind-address").DefValue; def != "" {
+		t.Fatalf("--metrics-bind-address defaults to %q, want empty: the backend chooses", def)
+	}
+	probe, err := net.Listen("tcp", metrics.DefaultLocalAddress)
+	if err != nil {
+		t.Skipf("the default metrics port is busy: %v", err)
+	}
+	_ = probe.Close()
+
+	t.Setenv(config.HomeEnv, t.TempDir())
+	cfg, err := config.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := NewGlobalOptions()
+	g.Store = t.TempDir()
+	buf := &testsupport.SyncBuffer{}
+	mgr, _, err := (&runOptions{}).localBackend(context.Background(), g, s, cfg, zap.New(zap.WriteTo(buf)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, ok := mgr.(interface{ Close() error }); ok {
+		defer func() { _ = c.Close() }()
+	}
+	if strings.Contains(buf.String(), "NOT SERVING METRICS") {
+		t.Skipf("another process took the default metrics port meanwhile:\n%s", buf.String())
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("tether run's manager: %v", err)
+		}
+	}()
+	var body string
+	err = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		resp, err := http.Get("http://" + metrics.DefaultLocalAddress + "/metrics")
+		if err != nil {
+			return false, nil
+		}
+		defer func() { _ = resp.Body.Close() }()
+		var sb strings.Builder
+		if _, err := io.Copy(&sb, resp.Body); err != nil || resp.StatusCode != http.StatusOK {
+			return false, nil
+		}
+		body = sb.String()
+		return strings.Contains(body, "tether_store_journal_bytes"), nil
+	})
+	if err != nil {
+		t.Fatalf("no tether metrics on http://%s/metrics: %v\nlast body:\n%.2000s\nlog:\n%s", metrics.DefaultLocalAddress, err, body, buf.String())
 	}
 }

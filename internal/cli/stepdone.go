@@ -72,7 +72,7 @@ func (v *hookVerb) stepDone(ctx context.Context, b *Backend, name string) error 
 	out, err := stepdone.Run(ctx, stepdone.Options{
 		Client: b.Client,
 		Key:    client.ObjectKey{Namespace: b.Namespace, Name: name},
-		Write:  hookwrite.Options{Actor: actor(), Recorder: rec},
+		Write:  hookwrite.Options{Actor: actor(ctx), Recorder: rec},
 		Keys:   km,
 		StaleAfter: func(hook *v1.Hook) time.Duration {
 			cfg, err := config.Load(v.global.ConfigFile)

@@ -209,6 +209,8 @@ func (f *frame) workerCells(w *v1.Worker) []cell {
 	switch {
 	case st.PID != 0:
 		proc = strconv.Itoa(int(st.PID))
+	case st.PodName != "":
+		proc = st.PodName
 	case w.Spec.Template != nil:
 		proc = "pod"
 	}

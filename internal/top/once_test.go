@@ -128,7 +128,19 @@ func busy() []fixture {
 			w.Status.Crashes = []v1.CrashRecord{{Time: ago(2 * time.Minute), PID: 5150, Reason: "Exited", ExitCode: ptr(int32(1)), Restarted: true}}
 		}),
 		worker("agent-3", func(w *v1.Worker) { w.Status.Phase = v1.WorkerPending }),
+		podWorker("agent-4", func(w *v1.Worker) {
+			w.Status.Phase, w.Status.PodName, w.Status.StartedAt = v1.WorkerRunning, "agent-4-x7k2p", timeAgo(5*time.Minute)
+		}),
 	}
+}
+
+// podWorker is a Worker run as a Pod (cluster mode).
+func podWorker(name string, status func(*v1.Worker)) fixture {
+	f := worker(name, status)
+	w := f.obj.(*v1.Worker)
+	w.Spec.Command = nil
+	w.Spec.Template = &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "agent", Image: "agent:1"}}}}
+	return f
 }
 
 // crash is a Worker that crashed too often, and the Warning Events that

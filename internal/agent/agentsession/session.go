@@ -83,6 +83,10 @@ type Options struct {
 	// Recorder records the Event that says why the Stop loop ended; nil
 	// records none.
 	Recorder events.EventRecorder
+	// CheckpointRecorder returns the recorder of the CheckpointTaken Event of
+	// a checkpoint the hook takes; it is called only then, so that the
+	// events that take none start no Event broadcaster. Nil records none.
+	CheckpointRecorder func() events.EventRecorder
 	// Limits are the Stop caps (zero fields take claudehook's defaults).
 	Limits claudehook.Limits
 	// Evidence verifies receipts in the recovery file; nil checks
@@ -302,6 +306,9 @@ func gitHookInstalled(states []githooks.State, t claudehook.Trigger) bool {
 	return false
 }
 
+// CheckpointActor names the agent hook as the taker of its checkpoints.
+const CheckpointActor = "tether agent hook"
+
 // takeCheckpoint takes a checkpoint of the Hook; one without
 // spec.workspace is snapshotted in the event's working directory.
 func (h *handler) takeCheckpoint(ctx context.Context, req checkpoint.Request) error {
@@ -314,6 +321,9 @@ func (h *handler) takeCheckpoint(ctx context.Context, req checkpoint.Request) er
 	}
 	if hook.Spec.Workspace == "" {
 		req.Workspace = h.ev.CWD
+	}
+	if h.opts.CheckpointRecorder != nil {
+		req.Recorder, req.Actor = h.opts.CheckpointRecorder(), CheckpointActor
 	}
 	_, err := checkpoint.Take(ctx, h.opts.Client, h.key, req)
 	return err

@@ -27,8 +27,10 @@ import (
 	"strconv"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -70,7 +72,16 @@ type Request struct {
 	Snapshot snapshot.Options
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Recorder, when set, records a ReasonTaken Event on the Hook for the
+	// new Checkpoint, naming Actor.
+	Recorder events.EventRecorder
+	// Actor is who took the checkpoint ("tether checkpoint",
+	// "tether-checkpoint-controller"), for the Event.
+	Actor string
 }
+
+// ReasonTaken is the reason of the Event of every checkpoint taken.
+const ReasonTaken = "CheckpointTaken"
 
 // Outcome is what Take did.
 type Outcome struct {
@@ -168,6 +179,15 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 			continue
 		}
 		return nil, fmt.Errorf("hook %q: creating checkpoint %s: %w", key.Name, cp.Name, err)
+	}
+	if req.Recorder != nil {
+		actor := req.Actor
+		if actor == "" {
+			actor = "an unnamed actor"
+		}
+		req.Recorder.Eventf(hook, cp, corev1.EventTypeNormal, ReasonTaken, "Checkpoint",
+			"%s checkpoint %s by %s (seq %d, snapshot %s, %d files changed)", req.Trigger, cp.Name, actor,
+			cp.Spec.Seq, cp.Spec.Git.SnapshotShort, len(cp.Spec.Files))
 	}
 	if err := recordLast(ctx, c, key, cp, now()); err != nil {
 		return &Outcome{Checkpoint: cp, Snapshot: res}, fmt.Errorf("checkpoint %s created, but recording it in hook %q's status failed: %w", cp.Name, key.Name, err)

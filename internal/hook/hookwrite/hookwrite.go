@@ -93,8 +93,9 @@ const (
 	ReasonStepBegun = "StepBegun"
 	// ReasonValidationStarted reports validate.
 	ReasonValidationStarted = "ValidationStarted"
-	// ReasonStepPassed reports a pass that moves to the next step.
-	ReasonStepPassed = "StepPassed"
+	// ReasonValidationPassed reports a pass that moves to the next step; a pass
+	// of the last step is ReasonCompleted.
+	ReasonValidationPassed = "ValidationPassed"
 	// ReasonCompleted reports a pass of the last step.
 	ReasonCompleted = "Completed"
 	// ReasonValidationFailed reports fail_validation.
@@ -164,7 +165,7 @@ func eventOf(hook *v1.Hook, in hookfsm.Input, from v1.HookState) *Event {
 	case hookfsm.Validate:
 		e.Reason = ReasonValidationStarted
 	case hookfsm.Pass:
-		e.Reason = ReasonStepPassed
+		e.Reason = ReasonValidationPassed
 		if to == v1.HookCompleted {
 			e.Reason = ReasonCompleted
 		}

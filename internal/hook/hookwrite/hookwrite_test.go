@@ -29,8 +29,10 @@ import (
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
 
-// TestApplyEvents drives a one-step Hook and checks the Event each
-// transition reports: type, reason, action, and a note naming the actor.
+// TestApplyEvents drives a two-step Hook and checks the Event each
+// transition reports: type, reason, action, and a note naming the actor. It
+// covers every reason of docs/lifecycle.md's Event table that hookwrite
+// records.
 func TestApplyEvents(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	opts := hookwrite.Options{Actor: "agent-3", Now: func() time.Time { return now }}
@@ -45,8 +47,20 @@ func TestApplyEvents(t *testing.T) {
 	}{
 		{"initialize", nil, hookfsm.Input{Event: hookfsm.Initialize}, corev1.EventTypeNormal, hookwrite.ReasonInitialized, "Initialize", false},
 		{"begin", nil, hookfsm.Input{Event: hookfsm.Begin}, corev1.EventTypeNormal, hookwrite.ReasonStepBegun, "Begin", false},
-		{"pass of the last step", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Validate}}, hookfsm.Input{Event: hookfsm.Pass},
-			corev1.EventTypeNormal, hookwrite.ReasonCompleted, "Pass", false},
+		{"validate", []hookfsm.Input{{Event: hookfsm.Begin}}, hookfsm.Input{Event: hookfsm.Validate},
+			corev1.EventTypeNormal, hookwrite.ReasonValidationStarted, "Validate", false},
+		{"pass of a step before the last", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Validate}}, hookfsm.Input{Event: hookfsm.Pass},
+			corev1.EventTypeNormal, hookwrite.ReasonValidationPassed, "Pass", false},
+		{"pass of the last step", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Validate}, {Event: hookfsm.Pass}, {Event: hookfsm.Begin}, {Event: hookfsm.Validate}},
+			hookfsm.Input{Event: hookfsm.Pass}, corev1.EventTypeNormal, hookwrite.ReasonCompleted, "Pass", false},
+		{"await", []hookfsm.Input{{Event: hookfsm.Begin}}, hookfsm.Input{Event: hookfsm.Await, Message: "which database?"},
+			corev1.EventTypeNormal, hookwrite.ReasonAwaitingHuman, "Await", false},
+		{"resume after awaiting", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Await, Message: "which database?"}}, hookfsm.Input{Event: hookfsm.Resume},
+			corev1.EventTypeNormal, hookwrite.ReasonResumed, "Resume", false},
+		{"begin from recovering", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashManual}}}, hookfsm.Input{Event: hookfsm.Begin},
+			corev1.EventTypeNormal, hookwrite.ReasonResumed, "Begin", false},
+		{"abandon", []hookfsm.Input{{Event: hookfsm.Begin}}, hookfsm.Input{Event: hookfsm.Abandon},
+			corev1.EventTypeWarning, hookwrite.ReasonAbandoned, "Abandon", false},
 		{"failed validation", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Validate}}, hookfsm.Input{Event: hookfsm.FailValidation},
 			corev1.EventTypeWarning, hookwrite.ReasonValidationFailed, "FailValidation", false},
 		{"interrupt", []hookfsm.Input{{Event: hookfsm.Begin}}, hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashAssigneeLost}},
@@ -59,7 +73,7 @@ func TestApplyEvents(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Name: "task", Namespace: "default"}}
-			h.Spec.Steps = []v1.Step{{Name: "build"}}
+			h.Spec.Steps = []v1.Step{{Name: "build"}, {Name: "test"}}
 			for _, in := range tt.before {
 				if _, err := hookwrite.Apply(h, in, opts); err != nil {
 					t.Fatal(err)

@@ -116,6 +116,7 @@ func Run(t *testing.T, b Backend) {
 		{"CheckpointImmutable", testCheckpointImmutable},
 		{"WatchSequenceAndResume", testWatch},
 		{"WatchLabelSelector", testWatchSelector},
+		{"WatchSelectorsFromResourceVersion", testWatchSelectorFromRV},
 		{"DryRun", testDryRun},
 	}
 	for _, tt := range tests {
@@ -569,6 +570,39 @@ func testWatchSelector(t *testing.T, b Backend, ns string) {
 	h.Labels = nil
 	must(t, b.Client.Update(ctx, h))
 	expectEvent(t, w, watch.Deleted, "sel")
+}
+
+// testWatchSelectorFromRV checks that a selective watch started from a
+// list's resourceVersion, as kubectl get -w starts one, labels a change of an
+// object that matched at that resourceVersion MODIFIED, and a change that
+// makes it stop matching DELETED, as kube-apiserver does.
+func testWatchSelectorFromRV(t *testing.T, b Backend, ns string) {
+	ctx := context.Background()
+	picked := newHook(ns, "picked")
+	picked.Labels = map[string]string{"pick": "me"}
+	must(t, b.Client.Create(ctx, picked))
+	list := &agentsv1alpha1.HookList{}
+	must(t, b.Client.List(ctx, list, client.InNamespace(ns)))
+	from := &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}}
+
+	byName, err := b.Client.Watch(ctx, &agentsv1alpha1.HookList{}, client.InNamespace(ns),
+		client.MatchingFields{"metadata.name": "picked"}, from)
+	must(t, err)
+	defer byName.Stop()
+	byLabel, err := b.Client.Watch(ctx, &agentsv1alpha1.HookList{}, client.InNamespace(ns),
+		client.MatchingLabels{"pick": "me"}, from)
+	must(t, err)
+	defer byLabel.Stop()
+
+	picked.Spec.Goal = "changed"
+	must(t, b.Client.Update(ctx, picked))
+	picked.Labels = nil
+	must(t, b.Client.Update(ctx, picked))
+
+	expectEvent(t, byName, watch.Modified, "picked")
+	expectEvent(t, byName, watch.Modified, "picked")
+	expectEvent(t, byLabel, watch.Modified, "picked")
+	expectEvent(t, byLabel, watch.Deleted, "picked")
 }
 
 // testDryRun checks that every write with DryRunAll validates, defaults and

@@ -85,8 +85,11 @@ type fileWatch struct {
 	cancel   context.CancelFunc
 	done     chan struct{}
 	stopOnce sync.Once
-	// matching holds the keys of objects that currently match a label or
-	// field selector, so that an object leaving the selection is sent as DELETED.
+	// matching tells, for each object key of a selective watch, whether the
+	// object matched the selector at the last resourceVersion the watch
+	// passed, so that a change is sent as kube-apiserver sends it: MODIFIED
+	// when it matched before and after, ADDED when it starts matching,
+	// DELETED when it stops. A key absent from it is unknown (see deliver).
 	matching map[string]bool
 }
 
@@ -138,6 +141,9 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 		from = rv
 		for _, u := range items {
 			if !w.m.matches(u) {
+				if w.m.selective() {
+					w.matching[key(u)] = false
+				}
 				continue
 			}
 			w.matching[key(u)] = true
@@ -179,7 +185,12 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 	// one, and gap tells whether a corrupt line lies between them.
 	var prev uint64
 	gap := false
+	// A selective watch from a resourceVersion learns from the journal's
+	// entries up to it which objects matched then; only the first read holds
+	// them in order, a journal opened again after a compaction does not.
+	seeding := !initial && w.m.selective()
 	drain := func() bool {
+		defer func() { seeding = false }()
 		if fileInodeAt(journalPath) != inode {
 			if !open() {
 				return false
@@ -225,6 +236,9 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 				return false
 			}
 			if e.RV <= last {
+				if seeding && e.RV > 0 && e.Resource == w.r.plural {
+					w.remember(e)
+				}
 				continue
 			}
 			last = e.RV
@@ -279,20 +293,27 @@ func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 	k := key(u)
 	matches := w.m.matches(u)
 	typ := watch.EventType(e.Type)
-	switch {
-	case w.m.selective() && matches && e.Type == Modified && !w.matching[k]:
-		typ = watch.Added
-	case w.m.selective() && !matches && e.Type == Modified && w.matching[k]:
-		typ = watch.Deleted
-	case !matches:
-		return true
-	}
 	if w.m.selective() {
-		if typ == watch.Deleted {
+		before, known := w.matching[k]
+		if !known {
+			// The object's state at the watch's start was compacted away;
+			// a change that keeps it matching is the likeliest reading.
+			before = matches
+		}
+		switch {
+		case e.Type == Modified && matches && !before:
+			typ = watch.Added
+		case e.Type == Modified && !matches && before:
+			typ = watch.Deleted
+		}
+		if e.Type == Deleted {
 			delete(w.matching, k)
 		} else {
-			w.matching[k] = true
+			w.matching[k] = matches
 		}
+	}
+	if !matches && (typ != watch.Deleted || e.Type == Deleted) {
+		return true
 	}
 	obj, err := w.object(u)
 	if err != nil {
@@ -302,6 +323,21 @@ func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 		return true
 	}
 	return w.send(ctx, watch.Event{Type: typ, Object: obj})
+}
+
+// remember records whether the object of a journal entry the watch starts
+// after matched its selector.
+func (w *fileWatch) remember(e entry) {
+	k := e.Namespace + "/" + e.Name
+	if e.Type == Deleted {
+		delete(w.matching, k)
+		return
+	}
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(e.Object); err != nil {
+		return
+	}
+	w.matching[k] = w.m.matches(u)
 }
 
 func key(u *unstructured.Unstructured) string { return u.GetNamespace() + "/" + u.GetName() }
