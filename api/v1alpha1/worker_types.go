@@ -167,8 +167,9 @@ type RestartPolicy struct {
 	// +optional
 	Auto bool `json:"auto"`
 
-	// MaxCrashes is how many crashes within Window are restarted; the next
-	// crash puts the Worker in CrashLoop.
+	// MaxCrashes is the crash, counted within Window, that puts the Worker
+	// in CrashLoop instead of being restarted: with 3, crashes 1 and 2 are
+	// restarted and crash 3 is not.
 	// +kubebuilder:default=3
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=100

@@ -363,7 +363,7 @@ func readPid(t *testing.T, path string) int {
 func waitDead(t *testing.T, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
+	for syscall.Kill(pid, 0) == nil && !zombie(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 			t.Fatalf("process %d of the validation's group survived", pid)
@@ -372,9 +372,24 @@ func waitDead(t *testing.T, pid int) {
 	}
 }
 
+// zombie reports whether pid has exited and waits to be reaped: an orphan
+// is reaped by init, which in a container may never do it.
+func zombie(pid int) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	_, after, ok := strings.Cut(string(data), ") ")
+	return ok && strings.HasPrefix(after, "Z")
+}
+
+// TestAgentValidationTimeoutKillsTheProcessGroup: at the timeout, the
+// validation's background child and a grandchild that left its process
+// group with setsid are killed too.
 func TestAgentValidationTimeoutKillsTheProcessGroup(t *testing.T) {
 	e := newAgentEnv(t)
-	e.createHook("slow", 3, 0, step("wait", 700*time.Millisecond, "sh", "-c", "sleep 60 & echo $! > grandchild.pid; wait"))
+	e.createHook("slow", 3, 0, step("wait", 700*time.Millisecond, "sh", "-c",
+		"sleep 60 & echo $! > grandchild.pid; setsid sh -c 'echo $$ > session.pid; sleep 60' & wait"))
 	e.ok("step", "begin", "slow", "--files", "x")
 	start := time.Now()
 	_, stderr, code := e.tether("step", "done", "slow")
@@ -384,7 +399,9 @@ func TestAgentValidationTimeoutKillsTheProcessGroup(t *testing.T) {
 	if elapsed := time.Since(start); elapsed > 30*time.Second {
 		t.Fatalf("step done took %v with a 700ms timeout", elapsed)
 	}
-	waitDead(t, readPid(t, filepath.Join(e.workspace, "grandchild.pid")))
+	for _, f := range []string{"grandchild.pid", "session.pid"} {
+		waitDead(t, readPid(t, filepath.Join(e.workspace, f)))
+	}
 	h := e.hook("slow")
 	wantState(t, h, v1.HookStepRunning, 0, 2)
 	if r := h.Status.Steps[0].Receipts; len(r) != 1 || r[0].ExitCode != -1 {
@@ -617,11 +634,20 @@ func startStepDone(t *testing.T, e *agentEnv, name string) *exec.Cmd {
 
 func TestAgentStepDoneKilledMidValidation(t *testing.T) {
 	script := "echo $$ > validator.pid; sleep 60"
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Fatalf("setsid(1) is needed: %v", err)
+	}
 	t.Run("SIGKILL leaves the hook validating", func(t *testing.T) {
 		e := newAgentEnv(t)
-		e.createHook("killed", 3, 0, step("one", 0, "sh", "-c", script))
+		tree := "sleep 60 & echo $! > child.pid; setsid sh -c 'echo $$ > session.pid; sleep 60' & " + script
+		e.createHook("killed", 3, 0, step("one", 0, "sh", "-c", tree))
 		e.ok("step", "begin", "killed")
 		cmd := startStepDone(t, e, "killed")
+		pidFiles := []string{"validator.pid", "child.pid", "session.pid"}
+		pids := make([]int, len(pidFiles))
+		for i, f := range pidFiles {
+			pids[i] = readPid(t, filepath.Join(e.workspace, f))
+		}
 		before := e.hook("killed")
 		if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -632,9 +658,12 @@ func TestAgentStepDoneKilledMidValidation(t *testing.T) {
 		if after.ResourceVersion != before.ResourceVersion || len(after.Status.Steps[0].Receipts) != 0 {
 			t.Fatalf("a killed step done wrote after validating began: %+v", after.Status)
 		}
-		// The validation's own group is not the CLI's, so its leader outlives a
-		// SIGKILL of tether; the recovering agent re-runs validation.
-		_ = syscall.Kill(-readPid(t, filepath.Join(e.workspace, "validator.pid")), syscall.SIGKILL)
+		// Every process of the validation dies with tether, the one that
+		// left the group included; the recovering agent re-runs validation.
+		for i, pid := range pids {
+			t.Logf("waiting for %s (%d)", pidFiles[i], pid)
+			waitDead(t, pid)
+		}
 	})
 	t.Run("SIGTERM kills the validation and records the interruption", func(t *testing.T) {
 		e := newAgentEnv(t)

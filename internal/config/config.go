@@ -222,7 +222,7 @@ func Load(path string) (*Config, error) {
 	if err := Parse(data, filepath.Dir(path), cfg); err != nil {
 		var ferr *fieldpath.Error
 		if errors.As(err, &ferr) && ferr.Line > 0 {
-			return nil, fmt.Errorf("tether config %s:%d: %w", path, ferr.Line, &fieldpath.Error{Field: ferr.Field, Err: ferr.Err})
+			return nil, fmt.Errorf("tether config %s:%d: %w", path, ferr.Line, &fieldpath.Error{Field: ferr.Field, Err: ferr.Err, Also: ferr.Also})
 		}
 		return nil, fmt.Errorf("tether config %s: %w", path, err)
 	}

@@ -206,6 +206,41 @@ func TestAgentLoop(t *testing.T) {
 	}
 }
 
+// TestSeveralBadDurationsEachWithItsOwnValue breaks two or three durations
+// of the file at once and requires each to be named with its own line and
+// value, in the order of the file.
+func TestSeveralBadDurationsEachWithItsOwnValue(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv(config.HomeEnv, home)
+	path := filepath.Join(home, config.FileName)
+	tests := []struct {
+		name, file string
+		want       string
+	}{
+		{
+			name: "staleAfter and retention.completed",
+			file: "staleAfter: 1y\nretention:\n  completed: 99999999999999999999h\n",
+			want: fmt.Sprintf(`tether config %s:1: staleAfter: time: unknown unit "y" in duration "1y"; line 3: retention.completed: time: invalid duration "99999999999999999999h"`, path),
+		},
+		{
+			name: "three, in the order of the file rather than of the fields",
+			file: "retention:\n  abandoned: soon\n  completed: 2562048h\ncheckpointInterval: 300\n",
+			want: fmt.Sprintf(`tether config %s:2: retention.abandoned: time: invalid duration "soon"; line 3: retention.completed: time: invalid duration "2562048h"; line 4: checkpointInterval: invalid value: number, expected string`, path),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := os.WriteFile(path, []byte(tt.file), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := config.Load("")
+			if err == nil || err.Error() != tt.want {
+				t.Fatalf("error\n%v\nwant\n%s", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestDurationErrorsNameFieldAndLine sets each duration of the file to values
 // that are not a duration, are out of range or overflow Go's time.Duration,
 // and requires the error to say FILE:LINE: FIELD.

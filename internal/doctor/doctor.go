@@ -237,7 +237,8 @@ func StoreFindings(dir string, problems []Problem) []Finding {
 		switch {
 		case strings.HasPrefix(filepath.Base(p.Path), ".tmp-"):
 			f.Check, f.Severity = CheckTempFiles, Warning
-		case err == nil && fi.Mode()&fs.ModeType != 0 && !fi.IsDir():
+		case err == nil && fi.Mode()&fs.ModeType != 0 && !fi.IsDir(),
+			err == nil && fi.Mode().IsRegular() && strings.HasSuffix(p.Reason, "where the store keeps a directory"):
 			f.Check = CheckEntries
 		case rel == "journal" || rel == ".lock":
 			f.Check = CheckJournal

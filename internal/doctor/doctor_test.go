@@ -171,6 +171,20 @@ func TestStoreChecks(t *testing.T) {
 			return []doctor.Finding{{Check: doctor.CheckEntries, Severity: doctor.Error, Path: p,
 				Reason: "is a FIFO, not a regular file", Fix: "remove it: rm " + p}}
 		}},
+		{"FIFO where a namespace directory belongs", false, func(t *testing.T, dir string) []doctor.Finding {
+			p := filepath.Join(dir, "hooks", "ns2")
+			if err := syscall.Mkfifo(p, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []doctor.Finding{{Check: doctor.CheckEntries, Severity: doctor.Error, Path: p,
+				Reason: "is a FIFO where the store keeps a directory", Fix: "remove it: rm " + p}}
+		}},
+		{"regular file where a namespace directory belongs", false, func(t *testing.T, dir string) []doctor.Finding {
+			p := filepath.Join(dir, "hooks", "ns2")
+			write(t, p, "x\n")
+			return []doctor.Finding{{Check: doctor.CheckEntries, Severity: doctor.Error, Path: p,
+				Reason: "is a regular file where the store keeps a directory", Fix: "remove it: rm " + p}}
+		}},
 		{"quarantined object file", false, func(t *testing.T, dir string) []doctor.Finding {
 			p := filepath.Join(dir, "hooks", "default", "b.yaml")
 			write(t, p, "not: [valid\n")

@@ -48,9 +48,13 @@ type Error struct {
 	Field string
 	// Err is the problem.
 	Err error
+	// Also are the other fields that fail in the same input, in the order
+	// of the type's fields.
+	Also []*Error
 }
 
-// Error formats the error as "line N: field: problem".
+// Error formats the error as "line N: field: problem", followed by the
+// other failing fields, each as "; line N: field: problem".
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Line > 0 {
@@ -60,6 +64,9 @@ func (e *Error) Error() string {
 		b.WriteString(e.Field + ": ")
 	}
 	b.WriteString(e.Err.Error())
+	for _, o := range e.Also {
+		b.WriteString("; " + o.Error())
+	}
 	return b.String()
 }
 
@@ -115,7 +122,10 @@ func DecodeYAML(data []byte, out any) (*yamlv3.Node, error) {
 	}
 	strict, err := kjson.UnmarshalStrict(js, out)
 	if err != nil {
-		return fail(Of(js, reflect.TypeOf(out)), Clean(err))
+		if failures := Failures(js, reflect.TypeOf(out)); len(failures) > 0 {
+			return nil, Locate(root, failures)
+		}
+		return fail("", Clean(err))
 	}
 	if len(strict) > 0 {
 		field := ""
@@ -130,70 +140,101 @@ func DecodeYAML(data []byte, out any) (*yamlv3.Node, error) {
 
 var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
 
-// Of returns the JSON path, with list indices, of the first field whose value
-// fails to decode when js is decoded into a value of type t, or "" when no
-// single field fails on its own. It decodes the fields one by one: call it
-// only after a decode failed.
-func Of(js []byte, t reflect.Type) string {
-	var generic any
-	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &generic); err != nil {
-		return ""
-	}
-	path, _ := find(generic, t, "")
-	return path
+// Failure is one field whose value does not decode on its own.
+type Failure struct {
+	// Field is the field's JSON path, with list indices.
+	Field string
+	// Err is the field's own decoding error, reworded by Clean.
+	Err error
 }
 
-// find returns the path below prefix of the first value in v that does not
-// decode into t, and whether it found one.
-func find(v any, t reflect.Type, prefix string) (string, bool) {
+// Failures returns every field whose value fails to decode when js is
+// decoded into a value of type t, in the order of t's fields, each with its
+// own error: the error of a whole-document decode names one field's value,
+// which need not be the first field's. It decodes the fields one by one:
+// call it only after a decode failed.
+func Failures(js []byte, t reflect.Type) []Failure {
+	var generic any
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(js, &generic); err != nil {
+		return nil
+	}
+	var out []Failure
+	find(generic, t, "", &out)
+	return out
+}
+
+// Of returns the JSON path of the first field Failures finds, or "" when no
+// single field fails on its own.
+func Of(js []byte, t reflect.Type) string {
+	if f := Failures(js, t); len(f) > 0 {
+		return f[0].Field
+	}
+	return ""
+}
+
+// Locate turns failures, as Failures returns them, into one *Error with
+// the line of each field below root, in the order of the lines: the first
+// in the input, and the others in Also.
+func Locate(root *yamlv3.Node, failures []Failure) *Error {
+	errs := make([]*Error, len(failures))
+	for i, f := range failures {
+		errs[i] = &Error{Line: Line(root, f.Field), Field: f.Field, Err: f.Err}
+	}
+	slices.SortStableFunc(errs, func(a, b *Error) int { return a.Line - b.Line })
+	errs[0].Also = errs[1:]
+	return errs[0]
+}
+
+// find appends to out the path below prefix, and the error, of each value
+// in v that does not decode into t.
+func find(v any, t reflect.Type, prefix string, out *[]Failure) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if v == nil {
-		return "", false
+		return
+	}
+	check := func() {
+		if err := decodeErr(v, t); err != nil {
+			*out = append(*out, Failure{Field: prefix, Err: Clean(err)})
+		}
 	}
 	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		if !decodes(v, t) {
-			return prefix, true
-		}
-		return "", false
+		check()
+		return
 	}
 	switch t.Kind() {
 	case reflect.Struct:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return prefix, !decodes(v, t)
+			check()
+			return
 		}
-		return findInStruct(obj, t, prefix)
+		findInStruct(obj, t, prefix, out)
 	case reflect.Slice, reflect.Array:
 		items, ok := v.([]any)
 		if !ok {
-			return prefix, !decodes(v, t)
+			check()
+			return
 		}
 		for i, item := range items {
-			if p, ok := find(item, t.Elem(), prefix+"["+strconv.Itoa(i)+"]"); ok {
-				return p, true
-			}
+			find(item, t.Elem(), prefix+"["+strconv.Itoa(i)+"]", out)
 		}
 	case reflect.Map:
 		obj, ok := v.(map[string]any)
 		if !ok {
-			return prefix, !decodes(v, t)
+			check()
+			return
 		}
 		for _, key := range slices.Sorted(maps.Keys(obj)) {
-			if p, ok := find(obj[key], t.Elem(), join(prefix, key)); ok {
-				return p, true
-			}
+			find(obj[key], t.Elem(), join(prefix, key), out)
 		}
 	default:
-		if !decodes(v, t) {
-			return prefix, true
-		}
+		check()
 	}
-	return "", false
 }
 
-func findInStruct(obj map[string]any, t reflect.Type, prefix string) (string, bool) {
+func findInStruct(obj map[string]any, t reflect.Type, prefix string, out *[]Failure) {
 	for i := range t.NumField() {
 		f := t.Field(i)
 		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
@@ -201,28 +242,24 @@ func findInStruct(obj map[string]any, t reflect.Type, prefix string) (string, bo
 			continue
 		}
 		if name == "" && (f.Anonymous || strings.Contains(opts, "inline")) {
-			if p, ok := findInStruct(obj, f.Type, prefix); ok {
-				return p, true
-			}
+			findInStruct(obj, f.Type, prefix, out)
 			continue
 		}
 		if name == "" {
 			name = f.Name
 		}
-		if p, ok := find(obj[name], f.Type, join(prefix, name)); ok {
-			return p, true
-		}
+		find(obj[name], f.Type, join(prefix, name), out)
 	}
-	return "", false
 }
 
-// decodes reports whether v, re-encoded, decodes into a new value of type t.
-func decodes(v any, t reflect.Type) bool {
+// decodeErr returns the error of decoding v, re-encoded, into a new value
+// of type t.
+func decodeErr(v any, t reflect.Type) error {
 	js, err := json.Marshal(v)
 	if err != nil {
-		return false
+		return err
 	}
-	return kjson.UnmarshalCaseSensitivePreserveInts(js, reflect.New(t).Interface()) == nil
+	return kjson.UnmarshalCaseSensitivePreserveInts(js, reflect.New(t).Interface())
 }
 
 func join(prefix, name string) string {

@@ -48,6 +48,7 @@ func TestDecodeYAML(t *testing.T) {
 	tests := []struct {
 		name, yaml, field, err string
 		line                   int
+		also                   []string
 	}{
 		{name: "valid", yaml: "window: 5m\nitems:\n- timeout: 1m\n"},
 		{name: "empty", yaml: ""},
@@ -68,6 +69,10 @@ func TestDecodeYAML(t *testing.T) {
 		{name: "syntax", yaml: "window: [1m\n", line: 1, err: "did not find expected"},
 		{name: "two documents", yaml: "window: 1m\n---\nwindow: 2m\n", line: 2, err: "only one YAML document"},
 		{name: "not a mapping", yaml: "- 1\n", line: 1, err: "must be a mapping"},
+		{name: "two bad fields, in the order of the input", yaml: "items:\n- timeout: 9999999999999999999h\nwindow: 1y\n", field: "items[0].timeout", line: 2, err: `invalid duration "9999999999999999999h"`,
+			also: []string{`line 3: window: time: unknown unit "y" in duration "1y"`}},
+		{name: "three bad fields", yaml: "window: x\nitems:\n- count: many\n  timeout: zz\nat: z\n", field: "window", line: 1, err: `invalid duration "x"`,
+			also: []string{"line 3: items[0].count: invalid value: string", `line 4: items[0].timeout: time: invalid duration "zz"`, "line 5: at: "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,6 +90,14 @@ func TestDecodeYAML(t *testing.T) {
 			}
 			if ferr.Field != tt.field || ferr.Line != tt.line || !strings.Contains(ferr.Err.Error(), tt.err) {
 				t.Errorf("got line %d field %q: %v; want line %d field %q containing %q", ferr.Line, ferr.Field, ferr.Err, tt.line, tt.field, tt.err)
+			}
+			if len(ferr.Also) != len(tt.also) {
+				t.Fatalf("%d other fields named, want %d: %v", len(ferr.Also), len(tt.also), err)
+			}
+			for i, a := range ferr.Also {
+				if !strings.HasPrefix(a.Error(), tt.also[i]) {
+					t.Errorf("other field %d: %q, want it to start with %q", i, a, tt.also[i])
+				}
 			}
 		})
 	}

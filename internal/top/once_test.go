@@ -159,7 +159,7 @@ func crash() []fixture {
 			}
 		}),
 		warning("agent-1.crashed", "Worker", "agent-1", "WorkerCrashed", "exit code 3; held fix-login;\nrestarted", 3*time.Minute, 2),
-		warning("agent-1.exhausted", "Worker", "agent-1", "RestartsExhausted", "3 of 3 crashes in 10m: not restarted; run `tether worker restart agent-1`", time.Minute, 1),
+		warning("agent-1.exhausted", "Worker", "agent-1", "RestartsExhausted", "restarts exhausted: 3 crashes in 10m0s (maxCrashes 3); restart it by hand with `tether worker restart agent-1 -n default`", time.Minute, 1),
 		warning("fix-login.lost", "Hook", "fix-login", "AssigneeLost", "worker agent-1 died: fix-login is free", time.Minute, 1),
 	}
 }

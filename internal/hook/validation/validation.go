@@ -30,8 +30,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
-	"syscall"
 	"time"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -89,17 +87,19 @@ type Options struct {
 
 // Run runs cmds one after another in workspace, each without a shell, in a
 // process group of its own and bounded by its timeout, and stops after the
-// first command that does not pass. On timeout, when ctx is cancelled and
-// when the command exits, the command's whole process tree is killed: its
-// process group, and every descendant that left it (setsid, a double fork),
-// found by the token in its environment (TokenEnv); the calling process is
-// made a child subreaper, so such descendants are reparented to it and
-// reaped rather than left to init. Run is for short-lived processes such
-// as `tether step done`: a long-running supervisor would collect the
-// orphans of every process it started. The group leader gets SIGKILL when
-// the calling thread dies (Pdeathsig). Cancellation returns the
-// results of the commands that finished with ctx's error; the interrupted
-// command has no result.
+// first command that does not pass. Each command runs under a supervisor,
+// this binary re-executed (see ServeSupervisor), which is a child
+// subreaper: every descendant of the command, even one that left its
+// process group (setsid, a double fork), stays the supervisor's
+// descendant, and the supervisor kills them all on timeout, when ctx is
+// cancelled, when the command exits, and when the calling process dies
+// (its lifeline pipe ends), SIGKILL included. Should the supervisor itself
+// be killed, the descendants are found by the token in their environment
+// (TokenEnv); the calling process is made a child subreaper for that case,
+// so Run is for short-lived processes such as `tether step done`: a
+// long-running one would collect the orphans of every process it started.
+// Cancellation returns the results of the commands that finished with
+// ctx's error; the interrupted command has no result.
 func Run(ctx context.Context, workspace string, cmds []v1.ValidationCommand, opts Options) ([]Result, error) {
 	fi, err := os.Stat(workspace)
 	if err != nil {
@@ -107,6 +107,9 @@ func Run(ctx context.Context, workspace string, cmds []v1.ValidationCommand, opt
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace %s is not a directory", workspace)
+	}
+	if !supervisorServed.Load() {
+		return nil, errors.New("validation: this binary does not serve the validation supervisor: call validation.ServeSupervisor first in main")
 	}
 	for i, c := range cmds {
 		if len(c.Command) == 0 || c.Command[0] == "" {
@@ -138,8 +141,6 @@ func runOne(ctx context.Context, workspace string, c v1.ValidationCommand, opts 
 	if c.Timeout != nil && c.Timeout.Duration > 0 {
 		timeout = c.Timeout.Duration
 	}
-	runCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
 	waitDelay := opts.WaitDelay
 	if waitDelay == 0 {
 		waitDelay = 5 * time.Second
@@ -166,26 +167,36 @@ func runOne(ctx context.Context, workspace string, c v1.ValidationCommand, opts 
 		_ = outW.Close()
 		return notStarted(r, err)
 	}
-	cmd := exec.Command(c.Command[0], c.Command[1:]...)
-	cmd.Dir = workspace
-	cmd.Env = append(append([]string(nil), env...), TokenEnv+"="+token)
-	// The command's own pipes, read here, rather than exec's: its Wait would
-	// wait for every descendant holding them, up to WaitDelay, before the
-	// descendants could be killed.
-	cmd.Stdout, cmd.Stderr = outW, errW
-	// Pdeathsig ties the group leader to this thread: a SIGKILLed `step done`
-	// does not leave its validation running. The thread stays locked until
-	// the command is reaped, because Pdeathsig fires when the forking thread
-	// ends, not the process.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	lifeR, lifeW, err := os.Pipe()
+	if err != nil {
+		closeAll(outR, outW, errR, errW)
+		return notStarted(r, err)
+	}
+	statR, statW, err := os.Pipe()
+	if err != nil {
+		closeAll(outR, outW, errR, errW, lifeR, lifeW)
+		return notStarted(r, err)
+	}
+	defer closeAll(lifeW, statR)
+	// The program is looked up here, as exec.Command would, so that a
+	// missing program is reported in the same words.
+	probe := exec.Command(c.Command[0], c.Command[1:]...)
+	sup := exec.Command("/proc/self/exe", append([]string{SupervisorVerb, token, probe.Path}, c.Command...)...)
+	sup.Args[0] = os.Args[0]
+	sup.Dir = workspace
+	sup.Env = env
+	// The supervisor's own pipes, read here, rather than exec's: its Wait
+	// would wait for every descendant holding them, up to WaitDelay.
+	sup.Stdout, sup.Stderr = outW, errW
+	sup.ExtraFiles = []*os.File{lifeR, statW}
 
 	start := time.Now()
 	r.StartedAt = start
-	err = cmd.Start()
-	_ = outW.Close()
-	_ = errW.Close()
+	startErr := probe.Err
+	if startErr == nil {
+		startErr = sup.Start()
+	}
+	closeAll(outW, errW, lifeR, statW)
 	copied := make(chan struct{}, 2)
 	for _, p := range []struct {
 		from *os.File
@@ -196,39 +207,67 @@ func runOne(ctx context.Context, workspace string, c v1.ValidationCommand, opts 
 			copied <- struct{}{}
 		}()
 	}
-	stopped := false
-	if err == nil {
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		select {
-		case err = <-exited:
-		case <-runCtx.Done():
-			stopped = true
-			killTree(cmd.Process.Pid, token)
-			err = <-exited
+	timedOut := false
+	var rep report
+	if startErr == nil {
+		started, ended := make(chan struct{}), make(chan struct{})
+		reported := make(chan report, 1)
+		go func() { reported <- readReport(statR, started, ended) }()
+		// The supervisor's exit status says nothing: the report does.
+		exited := make(chan struct{})
+		go func() {
+			_ = sup.Wait()
+			close(exited)
+		}()
+		// The timeout runs from the command's start: the supervisor's own
+		// start is not the command's time.
+		var deadline <-chan time.Time
+		for done := false; !done; {
+			select {
+			case <-exited:
+				done = true
+			case <-started:
+				started = nil
+				timer := time.NewTimer(timeout)
+				defer timer.Stop()
+				deadline = timer.C
+			case <-ended:
+				ended, deadline = nil, nil
+			case <-deadline:
+				timedOut = ctx.Err() == nil
+				_ = lifeW.Close()
+				<-exited
+				done = true
+			case <-ctx.Done():
+				_ = lifeW.Close()
+				<-exited
+				done = true
+			}
 		}
-		// Descendants left behind, in the group or in a session of their
-		// own, would outlive the validation they belong to.
-		killTree(cmd.Process.Pid, token)
+		rep = <-reported
+		// Should the supervisor itself have been killed, its descendants
+		// are found by their token.
+		if rep.pid > 0 {
+			killTree(rep.pid, token)
+		}
 	}
 	r.FinishedAt = time.Now()
 	r.Duration = r.FinishedAt.Sub(start)
 	drain(copied, waitDelay, outR, errR)
 	r.StdoutSHA256 = hex.EncodeToString(outHash.Sum(nil))
 	r.StderrSHA256 = hex.EncodeToString(errHash.Sum(nil))
-	r.TimedOut = stopped && errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil
+	r.TimedOut = timedOut
 
-	var exitErr *exec.ExitError
 	switch {
-	case cmd.ProcessState != nil && !cmd.ProcessState.Exited():
-		r.ExitCode = ExitKilled
-	case cmd.ProcessState != nil:
-		r.ExitCode = cmd.ProcessState.ExitCode()
-	case errors.As(err, &exitErr):
-		r.ExitCode = exitErr.ExitCode()
+	case startErr != nil:
+		r.ExitCode, r.Err = ExitNotStarted, startErr
+	case rep.startErr != nil:
+		r.ExitCode, r.Err = ExitNotStarted, rep.startErr
+	case rep.exited:
+		r.ExitCode = rep.exitCode
 	default:
-		r.ExitCode = ExitNotStarted
-		r.Err = err
+		// Killed by a signal, or the supervisor was.
+		r.ExitCode = ExitKilled
 	}
 	return r
 }
@@ -251,6 +290,12 @@ func drain(copied <-chan struct{}, delay time.Duration, pipes ...*os.File) {
 	}
 	for _, p := range pipes {
 		_ = p.Close()
+	}
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		_ = f.Close()
 	}
 }
 

@@ -218,7 +218,14 @@ func TestCancelKillsTheProcessGroupAndReturnsTheError(t *testing.T) {
 	opts := validation.Options{OnStart: func(i int, _ v1.ValidationCommand) {
 		started++
 		if i == 1 {
-			time.AfterFunc(300*time.Millisecond, cancel)
+			go func() {
+				for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+					if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
+						break
+					}
+				}
+				cancel()
+			}()
 		}
 	}}
 	cmds := []v1.ValidationCommand{sh("true", 0), sh("sleep 60 & echo $! > grandchild.pid; wait", 0), sh("true", 0)}
@@ -235,13 +242,14 @@ func TestCancelKillsTheProcessGroupAndReturnsTheError(t *testing.T) {
 // TestSetsidDescendantsAreKilled: a descendant that leaves the process group
 // with setsid (and so escapes a group kill) is killed with the command, and
 // does not hold the command's output open: the timeout is honoured within a
-// small margin, and a command that exits returns at once.
+// margin well below WaitDelay, and a command that exits returns at once.
 func TestSetsidDescendantsAreKilled(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
 		t.Fatalf("setsid(1) is needed: %v", err)
 	}
 	const timeout = 500 * time.Millisecond
-	const margin = time.Second
+	const margin = 10 * time.Second
+	opts := validation.Options{WaitDelay: time.Minute}
 	tests := []struct {
 		name     string
 		script   string
@@ -256,7 +264,7 @@ func TestSetsidDescendantsAreKilled(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ws := t.TempDir()
 			start := time.Now()
-			results, err := validation.Run(context.Background(), ws, []v1.ValidationCommand{sh(tt.script, timeout)}, validation.Options{})
+			results, err := validation.Run(context.Background(), ws, []v1.ValidationCommand{sh(tt.script, timeout)}, opts)
 			elapsed := time.Since(start)
 			if err != nil {
 				t.Fatal(err)
@@ -279,10 +287,18 @@ func TestSetsidDescendantsAreKilled(t *testing.T) {
 }
 
 // TestValidationDiesWithItsParent SIGKILLs a process running a validation
-// (this test binary, re-executed) and requires the validation to die with it.
+// (this test binary, re-executed) and requires every process of the
+// validation to die with it: the leader, a background child in its group,
+// and a grandchild that left the group with setsid.
 func TestValidationDiesWithItsParent(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Fatalf("setsid(1) is needed: %v", err)
+	}
+	const script = "echo $$ > leader.pid; sleep 30 & echo $! > child.pid; " +
+		"setsid sh -c 'echo $$ > session.pid; sleep 30' & sleep 30 & wait"
+	pidFiles := []string{"leader.pid", "child.pid", "session.pid"}
 	if ws := os.Getenv("VALIDATION_PARENT_WORKSPACE"); ws != "" {
-		_, _ = validation.Run(context.Background(), ws, []v1.ValidationCommand{sh("echo $$ > leader.pid; exec sleep 30", time.Minute)}, validation.Options{})
+		_, _ = validation.Run(context.Background(), ws, []v1.ValidationCommand{sh(script, time.Minute)}, validation.Options{})
 		return
 	}
 	ws := t.TempDir()
@@ -291,21 +307,24 @@ func TestValidationDiesWithItsParent(t *testing.T) {
 	if err := parent.Start(); err != nil {
 		t.Fatal(err)
 	}
-	pidFile := filepath.Join(ws, "leader.pid")
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if data, err := os.ReadFile(pidFile); err == nil && strings.HasSuffix(string(data), "\n") {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = parent.Process.Kill()
-			t.Fatal("the validation did not start")
+	for _, f := range pidFiles {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if data, err := os.ReadFile(filepath.Join(ws, f)); err == nil && strings.HasSuffix(string(data), "\n") {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = parent.Process.Kill()
+				t.Fatalf("the validation did not write %s", f)
+			}
 		}
 	}
 	if err := parent.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
 	_ = parent.Wait()
-	waitGone(t, pidFile)
+	for _, f := range pidFiles {
+		waitGone(t, filepath.Join(ws, f))
+	}
 }
 
 // zombie reports whether pid has exited and waits to be reaped: a test

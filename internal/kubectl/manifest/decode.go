@@ -265,11 +265,13 @@ func decodeDocument(source string, index int, node *yamlv3.Node, scheme *runtime
 	}
 	strict, err := kjson.UnmarshalStrict(js, cobj)
 	if err != nil {
-		field := fieldpath.Of(js, reflect.TypeOf(cobj))
-		if field == "" {
-			field = typeErrorField(err)
+		if failures := fieldpath.Failures(js, reflect.TypeOf(cobj)); len(failures) > 0 {
+			// Each field with its own error: the whole decode's error
+			// names the value of whichever field it met first.
+			ferr := fieldpath.Locate(root, failures)
+			return fail(ferr.Field, &fieldpath.Error{Err: ferr.Err, Also: ferr.Also})
 		}
-		return fail(field, cleanJSONError(err))
+		return fail(typeErrorField(err), cleanJSONError(err))
 	}
 	if len(strict) > 0 {
 		field := ""

@@ -106,3 +106,72 @@ func TestDurationErrorsNameFieldAndLine(t *testing.T) {
 		}
 	}
 }
+
+// TestSeveralBadDurationsEachWithItsOwnValue breaks several durations of one
+// document and requires the error to locate the first in the input with
+// its own value, and to name every other with its line and value, in the
+// order of the input: the whole-document decode's error quoted whichever
+// value it met first, under the path of another field.
+func TestSeveralBadDurationsEachWithItsOwnValue(t *testing.T) {
+	tests := []struct {
+		name     string
+		doc      string
+		replace  [][2]string
+		field    string
+		line     int
+		want     []string
+		notFirst string
+	}{
+		{
+			name:    "hook staleAfter and retention",
+			doc:     durationHook,
+			replace: [][2]string{{"staleAfter: 5m", "staleAfter: 1y"}, {"completed: 720h", "completed: 99999999999999999999h"}},
+			field:   "spec.staleAfter", line: 7,
+			want:     []string{`task.yaml:7 (document 1): spec.staleAfter: time: unknown unit "y" in duration "1y"`, `; line 10: spec.retention.completed: time: invalid duration "99999999999999999999h"`},
+			notFirst: "99999999999999999999h",
+		},
+		{
+			name:    "hook retention before a validate timeout",
+			doc:     durationHook,
+			replace: [][2]string{{"timeout: 2m", "timeout: 2562048h"}, {"abandoned: 168h", "abandoned: soon"}, {"checkpointInterval: 5m", "checkpointInterval: 300"}},
+			field:   "spec.checkpointInterval", line: 8,
+			want: []string{"task.yaml:8 (document 1): spec.checkpointInterval: invalid value: number",
+				`; line 12: spec.retention.abandoned: time: invalid duration "soon"`,
+				`; line 22: spec.steps[1].validate[1].timeout: time: invalid duration "2562048h"`},
+			notFirst: "2562048h",
+		},
+		{
+			name:    "worker window and heartbeatTimeout",
+			doc:     durationWorker,
+			replace: [][2]string{{"window: 10m", "window: 2562048h"}, {"heartbeatTimeout: 2m", "heartbeatTimeout: 1y"}},
+			field:   "spec.heartbeatTimeout", line: 7,
+			want:     []string{`task.yaml:7 (document 1): spec.heartbeatTimeout: time: unknown unit "y" in duration "1y"`, `; line 10: spec.restart.window: time: invalid duration "2562048h"`},
+			notFirst: "2562048h",
+		},
+	}
+	scheme := newScheme(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			input := tt.doc
+			for _, r := range tt.replace {
+				input = strings.Replace(input, r[0], r[1], 1)
+			}
+			_, err := manifest.Decode("task.yaml", []byte(input), scheme)
+			var derr *manifest.Error
+			if !errors.As(err, &derr) {
+				t.Fatalf("error %v is not a *manifest.Error", err)
+			}
+			if derr.Field != tt.field || derr.Line != tt.line {
+				t.Errorf("located at %s line %d, want %s line %d: %v", derr.Field, derr.Line, tt.field, tt.line, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			if first, _, _ := strings.Cut(err.Error(), ";"); strings.Contains(first, tt.notFirst) {
+				t.Errorf("the first field's error quotes another field's value %q: %q", tt.notFirst, first)
+			}
+		})
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -187,8 +188,10 @@ func (e *UnsafeStoreError) Error() string {
 
 // dirProblems checks the store directory and every kind and namespace
 // directory in it. Unsafe directories are returned as refusals; symbolic
-// links where a directory belongs as quarantined (skipped).
-func (s *Store) dirProblems() (refusals, links []Problem) {
+// links where a directory belongs, and other entries that are not a
+// directory there (a FIFO, a regular file), as quarantined: only what is
+// beneath them is skipped.
+func (s *Store) dirProblems() (refusals, links, notDirs []Problem) {
 	check := func(path string) bool {
 		fi, err := os.Lstat(path)
 		if err != nil {
@@ -200,25 +203,64 @@ func (s *Store) dirProblems() (refusals, links []Problem) {
 		}
 		var ee *EntryError
 		if err := checkDir(path, fi); errors.As(err, &ee) {
-			refusals = append(refusals, problemOf(ee))
+			if !fi.IsDir() && path != s.dir {
+				notDirs = append(notDirs, problemOf(ee))
+			} else {
+				refusals = append(refusals, problemOf(ee))
+			}
 			return false
 		}
 		return true
 	}
 	if !check(s.dir) {
-		return refusals, links
+		return refusals, links, notDirs
 	}
 	for plural, r := range s.byPlural {
 		kindDir := filepath.Join(s.dir, plural)
 		if !check(kindDir) || !r.namespaced {
 			continue
 		}
-		entries, _ := os.ReadDir(kindDir)
+		entries, _ := readDir(kindDir)
 		for _, e := range entries {
-			if e.IsDir() || e.Type()&fs.ModeSymlink != 0 {
+			if !strings.HasPrefix(e.Name(), ".") {
 				check(filepath.Join(kindDir, e.Name()))
 			}
 		}
 	}
-	return refusals, links
+	return refusals, links, notDirs
+}
+
+// readDir is os.ReadDir that neither follows a symbolic link nor blocks
+// on a FIFO at path: either fails at once, with ELOOP or ENOTDIR.
+func readDir(path string) ([]fs.DirEntry, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	defer func() { _ = f.Close() }()
+	entries, err := f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
+}
+
+// notDirProblem describes the entry at or above path, below the store
+// directory, that is not a directory where the store keeps one, for a
+// read of path that failed with ENOTDIR or ELOOP.
+func (s *Store) notDirProblem(path string) (Problem, bool) {
+	for p := path; strings.HasPrefix(p, s.dir+string(filepath.Separator)); p = filepath.Dir(p) {
+		fi, err := os.Lstat(p)
+		switch {
+		case err != nil, fi.IsDir():
+			continue
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return problemOf(symlinkError(p)), true
+		default:
+			var ee *EntryError
+			if errors.As(checkDir(p, fi), &ee) {
+				return problemOf(ee), true
+			}
+		}
+	}
+	return Problem{}, false
 }

@@ -78,6 +78,8 @@ func kindOf(mode fs.FileMode) string {
 		return "a device"
 	case mode.IsDir():
 		return "a directory"
+	case mode.IsRegular():
+		return "a regular file"
 	}
 	return "not a regular file"
 }

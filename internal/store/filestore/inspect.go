@@ -91,8 +91,9 @@ func InspectAll(ctx context.Context, dir string, opts Options) (*Inspection, err
 		return nil, err
 	}
 	defer func() { _ = s.root.Close() }()
-	refusals, _ := s.dirProblems()
-	out = append(out, refusals...)
+	// The walk below finds the symbolic links itself.
+	refusals, _, notDirs := s.dirProblems()
+	out = append(append(out, refusals...), notDirs...)
 	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			out = append(out, Problem{Path: path, Reason: err.Error(), Fix: "make it readable by you"})

@@ -187,12 +187,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	if s.root, err = atomicfs.OpenDir(dir, false); err != nil {
 		return nil, err
 	}
-	refusals, links := s.dirProblems()
+	refusals, links, notDirs := s.dirProblems()
 	if len(refusals) > 0 {
 		_ = s.root.Close()
 		return nil, &UnsafeStoreError{Problem: refusals[0]}
 	}
-	for _, p := range links {
+	for _, p := range append(links, notDirs...) {
 		s.report(p, nil)
 	}
 	if err := ignoreInGit(dir); err != nil && !readOnlyErr(err) {
@@ -833,26 +833,44 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 	if namespace != "" || !r.namespaced {
 		dirs = []string{s.objectDir(r, namespace)}
 	} else {
-		entries, err := os.ReadDir(filepath.Join(s.dir, r.plural))
+		kindDir := filepath.Join(s.dir, r.plural)
+		entries, err := readDir(kindDir)
+		if err != nil {
+			if p, ok := s.notDirProblem(kindDir); ok {
+				s.report(p, nil)
+				return nil, nil, nil
+			}
+		}
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, err
 		}
 		for _, e := range entries {
 			switch {
 			case e.IsDir():
-				dirs = append(dirs, filepath.Join(s.dir, r.plural, e.Name()))
+				dirs = append(dirs, filepath.Join(kindDir, e.Name()))
+			case strings.HasPrefix(e.Name(), "."):
 			case e.Type()&fs.ModeSymlink != 0:
-				s.report(problemOf(symlinkError(filepath.Join(s.dir, r.plural, e.Name()))), nil)
+				s.report(problemOf(symlinkError(filepath.Join(kindDir, e.Name()))), nil)
+			default:
+				if p, ok := s.notDirProblem(filepath.Join(kindDir, e.Name())); ok {
+					s.report(p, nil)
+				}
 			}
 		}
 	}
 	var paths []string
 	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
+		entries, err := readDir(dir)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
+			// A FIFO, file or link where the directory belongs holds no
+			// object: it is reported, and the other objects are listed.
+			if p, ok := s.notDirProblem(dir); ok {
+				s.report(p, nil)
+				continue
+			}
 			return nil, nil, err
 		}
 		for _, e := range entries {
