@@ -849,8 +849,8 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 	if namespace != "" || !r.namespaced {
 		dirs = []string{s.objectDir(r, namespace)}
 	} else {
-		entries, err := os.ReadDir(filepath.Join(s.dir, r.plural))
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
+		entries, err := s.readStoreDir(filepath.Join(s.dir, r.plural))
+		if err != nil {
 			return nil, nil, err
 		}
 		for _, e := range entries {
@@ -864,10 +864,7 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 	}
 	var paths []string
 	for _, dir := range dirs {
-		entries, err := os.ReadDir(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		entries, err := s.readStoreDir(dir)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -891,6 +888,32 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 		items = append(items, so)
 	}
 	return items, pending, nil
+}
+
+// readStoreDir lists the store directory at path, opened one component
+// at a time through no symbolic link, so that not even the names behind a
+// symlinked directory are read. A missing directory lists as empty; a
+// symlink, or an entry that is not a safe directory, is reported and
+// lists as empty too, so that one bad entry never stops the rest.
+func (s *Store) readStoreDir(path string) ([]os.DirEntry, error) {
+	rel, err := s.rel(path)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := s.openStoreDir(rel, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var ee *EntryError
+	if errors.As(err, &ee) {
+		s.report(problemOf(ee), nil)
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = dir.Close() }()
+	return dir.ReadDir(-1)
 }
 
 // commit makes a mutation durable: first the journal entry, then the object
