@@ -490,3 +490,51 @@ func TestFailedWritesInAGroup(t *testing.T) {
 		})
 	}
 }
+
+// slowFailIO is faultyIO whose failing fsyncs take a while, as a disk's
+// do, so that a watch woken by the failed write's append reads the
+// journal before the write is taken back.
+type slowFailIO struct{ *faultyIO }
+
+func (s slowFailIO) Sync(file *os.File) error {
+	err := s.faultyIO.Sync(file)
+	if err != nil {
+		time.Sleep(300 * time.Millisecond)
+	}
+	return err
+}
+
+// TestWatchNeverSeesAFailedWrite watches while an update fails at its
+// temp file's fsync after its journal entry was appended: the watch must
+// deliver the next, successful update and never the failed one.
+func TestWatchNeverSeesAFailedWrite(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	faults := &faultyIO{ops: []string{"sync"}, match: func(n string) bool { return strings.HasPrefix(filepath.Base(n), ".tmp-") }}
+	s := openStore(t, dir, func(o *filestore.Options) { o.IO = slowFailIO{faults} })
+	c := s.Client()
+	h := hook("h")
+	must(t, c.Create(ctx, h))
+	w, err := c.Watch(ctx, &agentsv1alpha1.HookList{}, client.InNamespace("default"), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: h.ResourceVersion}})
+	must(t, err)
+	defer w.Stop()
+	failed := h.DeepCopy()
+	failed.Spec.Goal = "failed"
+	faults.arm(true)
+	if err := c.Update(ctx, failed); err == nil {
+		t.Fatal("the update did not fail")
+	}
+	faults.arm(false)
+	ok := h.DeepCopy()
+	ok.Spec.Goal = "acknowledged"
+	must(t, c.Update(ctx, ok))
+	select {
+	case ev := <-w.ResultChan():
+		got, _ := ev.Object.(*agentsv1alpha1.Hook)
+		if got == nil || got.Spec.Goal != "acknowledged" {
+			t.Fatalf("the watch delivered %s %+v first, want the acknowledged update", ev.Type, ev.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch delivered nothing")
+	}
+}
