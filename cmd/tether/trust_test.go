@@ -387,7 +387,7 @@ func TestFullDiskThroughTheVerbs(t *testing.T) {
 	// The first apply creates the store, which needs space.
 	touch()
 	worker := filepath.Join(t.TempDir(), "w.yaml")
-	must(t, os.WriteFile(worker, []byte("apiVersion: agents.tether.dev/v1alpha1\nkind: Worker\nmetadata:\n  name: w\n  namespace: default\nspec:\n  command: [\"sleep\", \"3600\"]\n  workdir: /tmp\n"), 0o600))
+	must(t, os.WriteFile(worker, []byte("apiVersion: agents.tether.dev/v1alpha1\nkind: Worker\nmetadata:\n  name: w\n  namespace: default\nspec:\n  command: [\"sleep\", \"3600\"]\n  workdir: "+e.workspace+"\n"), 0o600))
 	e.ok("apply", "-f", worker)
 
 	verbs := []struct {
