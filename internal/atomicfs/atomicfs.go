@@ -60,6 +60,14 @@ type IO interface {
 	Sync(f *os.File) error
 }
 
+// RenameIO is an IO that also makes a Temp's renames and exchanges:
+// renameat2 of from to to, both in dir, with flags (0 or
+// RENAME_EXCHANGE). Tests make them fail.
+type RenameIO interface {
+	IO
+	Renameat2(dir *os.File, from, to string, flags uint) error
+}
+
 // Real is the IO of the filesystem.
 var Real IO = realIO{}
 
@@ -309,7 +317,11 @@ func (t *Temp) Name() string { return filepath.Join(t.dirPath, t.tmp) }
 
 // Install renames the temp file over its path and fsyncs the directory.
 func (t *Temp) Install() error {
-	if err := renameFile(t.dir, t.tmp, t.target); err != nil {
+	rename := renameFile
+	if r, ok := t.io.(RenameIO); ok {
+		rename = func(dir *os.File, from, to string) error { return r.Renameat2(dir, from, to, 0) }
+	}
+	if err := rename(t.dir, t.tmp, t.target); err != nil {
 		return fmt.Errorf("replacing %s: %w", filepath.Join(t.dirPath, t.target), err)
 	}
 	t.renamed = true
@@ -400,7 +412,11 @@ func openNoFollow(dir *os.File, name string) (*os.File, error) {
 }
 
 func (t *Temp) exchange() error {
-	if err := unix.Renameat2(t.dirfd(), t.tmp, t.dirfd(), t.target, unix.RENAME_EXCHANGE); err != nil {
+	exchange := func() error { return unix.Renameat2(t.dirfd(), t.tmp, t.dirfd(), t.target, unix.RENAME_EXCHANGE) }
+	if r, ok := t.io.(RenameIO); ok {
+		exchange = func() error { return r.Renameat2(t.dir, t.tmp, t.target, unix.RENAME_EXCHANGE) }
+	}
+	if err := exchange(); err != nil {
 		return &os.LinkError{Op: "renameat2 exchange", Old: t.Name(), New: filepath.Join(t.dirPath, t.target), Err: err}
 	}
 	return nil

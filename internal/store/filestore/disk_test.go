@@ -62,23 +62,30 @@ func TestFullAndReadOnlyDisk(t *testing.T) {
 	h := hook("beating")
 	must(t, c.Create(ctx, h))
 	must(t, c.Create(ctx, hook("other")))
-	// Fill the disk.
-	ballast, err := os.Create(filepath.Join(mnt, "ballast"))
-	must(t, err)
-	chunk := make([]byte, 4096)
-	for {
-		if _, err := ballast.Write(chunk); err != nil {
-			break
+	// fill fills the disk. The journal's last page keeps what room it has,
+	// so a write can append its entry and then fail on its temp file: the
+	// entry must then be taken back.
+	fill := func() {
+		ballast, err := os.OpenFile(filepath.Join(mnt, "ballast"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		must(t, err)
+		chunk := make([]byte, 4096)
+		for {
+			if _, err := ballast.Write(chunk); err != nil {
+				break
+			}
 		}
+		_ = ballast.Close()
 	}
-	_ = ballast.Close()
+	fill()
 	journalLines := func() int {
 		data, err := os.ReadFile(filepath.Join(dir, "journal"))
 		must(t, err)
 		return strings.Count(string(data), "\n")
 	}
 	linesBefore := journalLines()
-	acked, failed := 0, 0
+	// ok counts the writes that returned no error: the journal's growth is
+	// checked against it, never taken as the count of acknowledged writes.
+	acked, ok, failed := 0, 0, 0
 	for i := 1; i <= 24; i++ {
 		cur := &agentsv1alpha1.Hook{}
 		must(t, c.Get(ctx, client.ObjectKeyFromObject(h), cur))
@@ -87,6 +94,7 @@ func TestFullAndReadOnlyDisk(t *testing.T) {
 		switch {
 		case err == nil:
 			acked = i
+			ok++
 		case errors.Is(err, syscall.ENOSPC):
 			failed++
 		default:
@@ -97,16 +105,21 @@ func TestFullAndReadOnlyDisk(t *testing.T) {
 		if err := c.List(ctx, list); err != nil || len(list.Items) != 2 {
 			t.Fatalf("list on a full disk: %v, %d items", err, len(list.Items))
 		}
-		// Free a little now and then, so that some writes get through.
+		// Free a little now and then, so that some writes get through; fill
+		// again otherwise, taking the pages the replaced files freed.
 		if i%6 == 0 {
 			must(t, os.Truncate(filepath.Join(mnt, "ballast"), max(0, fileSize(t, filepath.Join(mnt, "ballast"))-8192)))
+		} else {
+			fill()
 		}
 	}
 	if failed == 0 {
 		t.Fatal("no heartbeat failed: the disk was not full")
 	}
-	t.Logf("on a full disk: %d heartbeats failed with ENOSPC, the last acknowledged was %d", failed, acked)
-	acknowledged := journalLines() - linesBefore
+	t.Logf("on a full disk: %d heartbeats failed with ENOSPC, %d acknowledged, the last %d", failed, ok, acked)
+	if n := journalLines() - linesBefore; n != ok {
+		t.Fatalf("the journal gained %d entries for %d acknowledged writes", n, ok)
+	}
 	_ = s.Close()
 	must(t, os.Remove(filepath.Join(mnt, "ballast")))
 	s = openStore(t, dir)
@@ -117,8 +130,13 @@ func TestFullAndReadOnlyDisk(t *testing.T) {
 	if v, _ := strconv.Atoi(got.Annotations[countAnnotation]); v != acked {
 		t.Fatalf("after freeing space: count %d, want %d, the last acknowledged heartbeat (%d failed)", v, acked, failed)
 	}
-	if n := journalLines() - linesBefore - 1; n != acknowledged {
-		t.Fatalf("the journal gained %d entries for %d acknowledged writes", n, acknowledged)
+	if n := journalLines() - linesBefore - 1; n != ok {
+		t.Fatalf("after a restart the journal gained %d entries for %d acknowledged writes", n, ok)
+	}
+	visible := &agentsv1alpha1.HookList{}
+	must(t, c.List(ctx, visible))
+	if len(visible.Items) != 3 {
+		t.Fatalf("after a restart: %d Hooks, want the 3 created", len(visible.Items))
 	}
 	_ = s.Close()
 

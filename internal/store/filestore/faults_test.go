@@ -21,11 +21,17 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
+	"golang.org/x/sys/unix"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -33,20 +39,30 @@ import (
 	"github.com/tether-dev/tether/internal/store/filestore"
 )
 
-// faultyIO is the filesystem's IO, except that while armed the write or
-// fsync it is set for, on a file whose name matches, fails with ENOSPC.
+// faultyIO is the filesystem's IO, except that while armed the
+// operations in ops ("write", "sync", "truncate", "rename"), on a file
+// whose name matches, fail with ENOSPC (EIO for a truncate). It records
+// every fsync of a file whose fsync failed before: after a failed fsync
+// the kernel may have dropped the pages, so a retry on that descriptor
+// would succeed and prove nothing (fsyncgate).
 type faultyIO struct {
 	mu    sync.Mutex
 	armed bool
-	op    string // "write" or "sync"
+	ops   []string
 	match func(name string) bool
-	fired int
+	// cutJournal makes every cut of the journal fail while armed, whatever ops and match say.
+	cutJournal bool
+	fired      int
+	// failedSync holds the files whose fsync failed; resynced names those
+	// fsynced again afterwards.
+	failedSync map[*os.File]bool
+	resynced   []string
 }
 
-func (f *faultyIO) fail(op string, file *os.File) bool {
+func (f *faultyIO) fail(op, name string) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.armed && f.op == op && f.match(file.Name()) {
+	if f.armed && slices.Contains(f.ops, op) && f.match(name) {
 		f.fired++
 		return true
 	}
@@ -54,7 +70,7 @@ func (f *faultyIO) fail(op string, file *os.File) bool {
 }
 
 func (f *faultyIO) Write(file *os.File, b []byte) (int, error) {
-	if f.fail("write", file) {
+	if f.fail("write", file.Name()) {
 		// A full disk takes part of the write.
 		n, _ := atomicfs.Real.Write(file, b[:len(b)/2])
 		return n, syscall.ENOSPC
@@ -63,16 +79,54 @@ func (f *faultyIO) Write(file *os.File, b []byte) (int, error) {
 }
 
 func (f *faultyIO) Sync(file *os.File) error {
-	if f.fail("sync", file) {
+	f.mu.Lock()
+	if f.failedSync[file] {
+		f.resynced = append(f.resynced, file.Name())
+	}
+	f.mu.Unlock()
+	if f.fail("sync", file.Name()) {
+		f.mu.Lock()
+		if f.failedSync == nil {
+			f.failedSync = map[*os.File]bool{}
+		}
+		f.failedSync[file] = true
+		f.mu.Unlock()
 		return syscall.ENOSPC
 	}
 	return atomicfs.Real.Sync(file)
+}
+
+func (f *faultyIO) Truncate(file *os.File, size int64) error {
+	f.mu.Lock()
+	cut := f.armed && f.cutJournal && filepath.Base(file.Name()) == "journal"
+	f.mu.Unlock()
+	if cut || f.fail("truncate", file.Name()) {
+		return syscall.EIO
+	}
+	return file.Truncate(size)
+}
+
+func (f *faultyIO) Renameat2(dir *os.File, from, to string, flags uint) error {
+	if f.fail("rename", filepath.Join(dir.Name(), to)) {
+		return syscall.ENOSPC
+	}
+	return unix.Renameat2(int(dir.Fd()), from, int(dir.Fd()), to, flags)
 }
 
 func (f *faultyIO) arm(on bool) {
 	f.mu.Lock()
 	f.armed = on
 	f.mu.Unlock()
+}
+
+// noResync fails the test when a file was fsynced again after its fsync failed.
+func (f *faultyIO) noResync(t *testing.T) {
+	t.Helper()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.resynced) > 0 {
+		t.Fatalf("fsynced again on the descriptor whose fsync failed (fsyncgate): %v", f.resynced)
+	}
 }
 
 // TestFailedWriteNeverTakesEffect makes each write and fsync of a store
@@ -94,6 +148,7 @@ func TestFailedWriteNeverTakesEffect(t *testing.T) {
 		{"temp file write", "write", isTemp},
 		{"temp file fsync", "sync", isTemp},
 		{"directory fsync", "sync", isDir},
+		{"rename", "rename", func(n string) bool { return filepath.Base(n) != "journal" }},
 	}
 	writes := []struct {
 		name  string
@@ -116,13 +171,13 @@ func TestFailedWriteNeverTakesEffect(t *testing.T) {
 	}
 	for _, w := range writes {
 		for _, p := range points {
-			if w.deletes && p.match("/x/.tmp-x") {
-				continue // a delete writes no temp file
+			if w.deletes && (p.match("/x/.tmp-x") || p.op == "rename") {
+				continue // a delete writes no temp file, and renames its file aside itself
 			}
 			t.Run(w.name+", "+p.name+" fails", func(t *testing.T) {
 				ctx := context.Background()
 				dir := t.TempDir()
-				faults := &faultyIO{op: p.op, match: p.match}
+				faults := &faultyIO{ops: []string{p.op}, match: p.match}
 				s := openStore(t, dir, func(o *filestore.Options) { o.IO = faults })
 				c := s.Client()
 				h := hook("existing")
@@ -156,6 +211,7 @@ func TestFailedWriteNeverTakesEffect(t *testing.T) {
 					}
 				}
 				check("at once", c)
+				faults.noResync(t)
 				_ = s.Close()
 				// Another writer opens the store: nothing is rolled forward.
 				s2 := openStore(t, dir)
@@ -255,5 +311,230 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFailedRollbackNeverTakesEffect makes a write fail after its journal
+// entry is durable, and then the cut that takes the entry back fail too.
+// The failed write must not be visible: not to a watch while the entry is
+// still in the journal, not after a restart (whose roll-forward would
+// apply an entry newer than the object's file), and a failed fsync is
+// never retried on its descriptor.
+func TestFailedRollbackNeverTakesEffect(t *testing.T) {
+	isTemp := func(n string) bool { return strings.HasPrefix(filepath.Base(n), ".tmp-") }
+	isObject := func(n string) bool { return strings.HasSuffix(n, ".yaml") }
+	isJournal := func(n string) bool { return filepath.Base(n) == "journal" }
+	tests := []struct {
+		name  string
+		ops   []string
+		match func(string) bool
+		// deletes: the failed write is a delete, else an update.
+		deletes bool
+	}{
+		{name: "temp fsync then truncate fail", ops: []string{"sync", "truncate"}, match: func(n string) bool { return isTemp(n) || isJournal(n) }},
+		{name: "rename then truncate fail", ops: []string{"rename", "truncate"}, match: func(n string) bool { return isObject(n) || isJournal(n) }},
+		{name: "directory fsync of a delete then truncate fail", deletes: true, ops: []string{"sync", "truncate"}, match: func(n string) bool { return filepath.Base(n) == "default" || isJournal(n) }},
+		{name: "rename and truncate fail, then the next write", ops: []string{"rename", "truncate"}, match: func(n string) bool { return isObject(n) || isJournal(n) }},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			faults := &faultyIO{ops: tt.ops, match: tt.match}
+			s := openStore(t, dir, func(o *filestore.Options) { o.IO = faults })
+			c := s.Client()
+			h := hook("h")
+			must(t, c.Create(ctx, h))
+			journalBefore := readFile(t, filepath.Join(dir, "journal"))
+
+			faults.arm(true)
+			var err error
+			if tt.deletes {
+				err = c.Delete(ctx, h.DeepCopy())
+			} else {
+				u := h.DeepCopy()
+				u.Spec.Goal = "failed update"
+				err = c.Update(ctx, u)
+			}
+			if err == nil || faults.fired < 2 {
+				t.Fatalf("write: %v after %d faults, want a failure and a failed cut", err, faults.fired)
+			}
+			if readFile(t, filepath.Join(dir, "journal")) == journalBefore {
+				t.Fatal("the journal was cut back: the truncate fault did not fire")
+			}
+			if i == 3 {
+				// The next write, still on the broken disk, fails too.
+				if err := c.Create(ctx, hook("refused")); err == nil {
+					t.Fatal("a write after an entry that could not be taken back succeeded")
+				}
+			}
+			faults.arm(false)
+			faults.noResync(t)
+
+			// A watch from the last acknowledged version sees nothing.
+			w, err := c.Watch(ctx, &agentsv1alpha1.HookList{}, client.InNamespace("default"), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: h.ResourceVersion}})
+			must(t, err)
+			select {
+			case ev := <-w.ResultChan():
+				if ev.Type != watch.Error {
+					t.Fatalf("a watch saw the failed write: %s %v", ev.Type, ev.Object)
+				}
+			case <-time.After(300 * time.Millisecond):
+			}
+			w.Stop()
+
+			check := func(when string, c client.Client) {
+				t.Helper()
+				got := &agentsv1alpha1.Hook{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(h), got); err != nil {
+					t.Fatalf("%s: %v, the object is gone", when, err)
+				}
+				if got.ResourceVersion != h.ResourceVersion || got.Spec.Goal != h.Spec.Goal {
+					t.Fatalf("%s: rv %s goal %q, want the version before the failed write", when, got.ResourceVersion, got.Spec.Goal)
+				}
+			}
+			check("at once", c)
+			_ = s.Close()
+			s2 := openStore(t, dir)
+			check("after a restart", s2.Client())
+			if got := readFile(t, filepath.Join(dir, "journal")); got != journalBefore {
+				t.Fatalf("after a restart the journal is\n%s\nwant\n%s", got, journalBefore)
+			}
+			later := hook("later")
+			must(t, s2.Client().Create(ctx, later))
+			check("after a later write", s2.Client())
+			_ = s2.Close()
+			// The mark is cleared: a third opening keeps the later write.
+			s3 := openStore(t, dir)
+			must(t, s3.Client().Get(ctx, client.ObjectKeyFromObject(later), &agentsv1alpha1.Hook{}))
+		})
+	}
+}
+
+// TestFailedWritesInAGroup runs concurrent writers, so that group commits
+// form, while the temp file fsyncs of one object fail (and, in the second
+// case, every cut of the journal too). Each failed write must be
+// invisible and each acknowledged one durable, after a restart as well,
+// with one journal entry per acknowledged write.
+func TestFailedWritesInAGroup(t *testing.T) {
+	for _, cutFails := range []bool{false, true} {
+		t.Run("cut fails "+strconv.FormatBool(cutFails), func(t *testing.T) {
+			ctx := context.Background()
+			dir := t.TempDir()
+			// Only the temp fsyncs of w3 fail, and the journal's cuts.
+			faults := &faultyIO{ops: []string{"sync"}, cutJournal: cutFails, match: func(n string) bool {
+				return strings.HasPrefix(filepath.Base(n), ".tmp-w3.yaml")
+			}}
+			s := openStore(t, dir, func(o *filestore.Options) { o.IO = faults })
+			c := s.Client()
+			const writers, rounds = 8, 6
+			for i := range writers {
+				must(t, c.Create(ctx, hook("w"+strconv.Itoa(i))))
+			}
+			lines := func() int { return strings.Count(readFile(t, filepath.Join(dir, "journal")), "\n") }
+			linesBefore := lines()
+			faults.arm(true)
+			acked := make([]int, writers)
+			failed := make([]int, writers)
+			var wg sync.WaitGroup
+			for i := range writers {
+				wg.Go(func() {
+					for r := 1; r <= rounds; r++ {
+						cur := &agentsv1alpha1.Hook{}
+						if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "w" + strconv.Itoa(i)}, cur); err != nil {
+							t.Error(err)
+							return
+						}
+						cur.Annotations = map[string]string{countAnnotation: strconv.Itoa(r)}
+						if err := c.Update(ctx, cur); err != nil {
+							failed[i]++
+							continue
+						}
+						acked[i] = r
+					}
+				})
+			}
+			wg.Wait()
+			faults.arm(false)
+			faults.noResync(t)
+			okCount := 0
+			for i := range writers {
+				okCount += rounds - failed[i]
+			}
+			if failed[3] != rounds {
+				t.Fatalf("w3: %d of %d writes failed, want all", failed[3], rounds)
+			}
+			t.Logf("%d writes acknowledged, %d failed %v", okCount, writers*rounds-okCount, failed)
+			check := func(when string, c client.Client) {
+				t.Helper()
+				for i := range writers {
+					got := &agentsv1alpha1.Hook{}
+					must(t, c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "w" + strconv.Itoa(i)}, got))
+					want := ""
+					if acked[i] > 0 {
+						want = strconv.Itoa(acked[i])
+					}
+					if v := got.Annotations[countAnnotation]; v != want {
+						t.Fatalf("%s: w%d has count %q, want %q, its last acknowledged write", when, i, v, want)
+					}
+				}
+			}
+			check("at once", c)
+			_ = s.Close()
+			s2 := openStore(t, dir)
+			check("after a restart", s2.Client())
+			must(t, s2.Client().Create(ctx, hook("later")))
+			if n := lines() - linesBefore - 1; n != okCount {
+				t.Fatalf("the journal gained %d entries for %d acknowledged writes", n, okCount)
+			}
+		})
+	}
+}
+
+// slowFailIO is faultyIO whose failing fsyncs take a while, as a disk's
+// do, so that a watch woken by the failed write's append reads the
+// journal before the write is taken back.
+type slowFailIO struct{ *faultyIO }
+
+func (s slowFailIO) Sync(file *os.File) error {
+	err := s.faultyIO.Sync(file)
+	if err != nil {
+		time.Sleep(300 * time.Millisecond)
+	}
+	return err
+}
+
+// TestWatchNeverSeesAFailedWrite watches while an update fails at its
+// temp file's fsync after its journal entry was appended: the watch must
+// deliver the next, successful update and never the failed one.
+func TestWatchNeverSeesAFailedWrite(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	faults := &faultyIO{ops: []string{"sync"}, match: func(n string) bool { return strings.HasPrefix(filepath.Base(n), ".tmp-") }}
+	s := openStore(t, dir, func(o *filestore.Options) { o.IO = slowFailIO{faults} })
+	c := s.Client()
+	h := hook("h")
+	must(t, c.Create(ctx, h))
+	w, err := c.Watch(ctx, &agentsv1alpha1.HookList{}, client.InNamespace("default"), &client.ListOptions{Raw: &metav1.ListOptions{ResourceVersion: h.ResourceVersion}})
+	must(t, err)
+	defer w.Stop()
+	failed := h.DeepCopy()
+	failed.Spec.Goal = "failed"
+	faults.arm(true)
+	if err := c.Update(ctx, failed); err == nil {
+		t.Fatal("the update did not fail")
+	}
+	faults.arm(false)
+	ok := h.DeepCopy()
+	ok.Spec.Goal = "acknowledged"
+	must(t, c.Update(ctx, ok))
+	select {
+	case ev := <-w.ResultChan():
+		got, _ := ev.Object.(*agentsv1alpha1.Hook)
+		if got == nil || got.Spec.Goal != "acknowledged" {
+			t.Fatalf("the watch delivered %s %+v first, want the acknowledged update", ev.Type, ev.Object)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch delivered nothing")
 	}
 }

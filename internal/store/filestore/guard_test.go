@@ -21,6 +21,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -90,19 +91,28 @@ func TestUnsafeStoreIsRefused(t *testing.T) {
 	}
 }
 
-// TestSymlinksNeverLeadOutside puts a symbolic link where the store keeps
-// a directory or its journal, then creates, updates and deletes objects,
-// and checks that no byte outside the store changed.
+// TestSymlinksNeverLeadOutside replaces an entry of the store by a
+// symbolic link to a copy outside it, before the store is opened or while
+// it is open, and checks that creates, updates, status updates and
+// deletes write nothing through it, and that Inspect reports it.
 func TestSymlinksNeverLeadOutside(t *testing.T) {
 	tests := []struct {
 		name string
 		// link is the path, relative to the store, replaced by a symlink to
 		// a copy outside the store.
 		link string
+		// afterOpen places the link while the store is open.
+		afterOpen bool
 	}{
 		{name: "namespace directory", link: "hooks/default"},
 		{name: "kind directory", link: "hooks"},
 		{name: "journal", link: "journal"},
+		{name: "lock file", link: ".lock"},
+		{name: "object file", link: "hooks/default/existing.yaml"},
+		{name: "namespace directory, after open", link: "hooks/default", afterOpen: true},
+		{name: "kind directory, after open", link: "hooks", afterOpen: true},
+		{name: "lock file, after open", link: ".lock", afterOpen: true},
+		{name: "object file, after open", link: "hooks/default/existing.yaml", afterOpen: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +124,9 @@ func TestSymlinksNeverLeadOutside(t *testing.T) {
 			if err := c.Create(ctx, h); err != nil {
 				t.Fatal(err)
 			}
-			_ = s.Close()
+			if !tt.afterOpen {
+				_ = s.Close()
+			}
 			// Move the entry outside and link it back: the outside copy is
 			// exactly what the store would write through the link.
 			outside := filepath.Join(t.TempDir(), "outside")
@@ -126,24 +138,36 @@ func TestSymlinksNeverLeadOutside(t *testing.T) {
 			}
 			before := snapshot(t, outside)
 
-			s, err := newStore(dir)
+			var err error
+			if !tt.afterOpen {
+				s, err = newStore(dir)
+			}
 			if err == nil {
 				defer func() { _ = s.Close() }()
 				c = s.Client()
-				if err := c.Create(ctx, hook("new")); err == nil {
+				if err := c.Create(ctx, hook("new")); err == nil && tt.link != "hooks/default/existing.yaml" {
 					t.Errorf("a create through a symlinked %s succeeded", tt.name)
 				}
-				got := &agentsv1alpha1.Hook{}
-				if err := c.Get(ctx, client.ObjectKeyFromObject(h), got); err == nil {
-					got.Status.State = "step_pending"
-					_ = c.Status().Update(ctx, got)
-					_ = c.Delete(ctx, got)
-				}
+				// Update, heartbeat and delete the object behind the link, with
+				// the version last read: a Get may refuse it.
+				u := h.DeepCopy()
+				u.Spec.Goal = "through the link"
+				_ = c.Update(ctx, u)
+				u = h.DeepCopy()
+				u.Status.State = "step_pending"
+				_ = c.Status().Update(ctx, u)
+				_ = c.Delete(ctx, h.DeepCopy())
 			} else if !strings.Contains(err.Error(), "symbolic link") {
 				t.Fatalf("open: %v, want a refusal of the symlink", err)
 			}
 			if after := snapshot(t, outside); !equalSnapshots(before, after) {
 				t.Fatalf("the store wrote outside through a symlinked %s:\nbefore %v\nafter  %v", tt.name, before, after)
+			}
+			if fi, err := os.Lstat(filepath.Join(dir, tt.link)); err == nil && fi.Mode()&os.ModeSymlink == 0 && tt.link != "hooks/default/existing.yaml" {
+				t.Fatalf("the symlinked %s was replaced by a %s", tt.name, fi.Mode().Type())
+			}
+			if _, err := os.Lstat(filepath.Join(dir, tt.link)); err != nil {
+				return // the object's link was deleted, as the object was: nothing left to report
 			}
 			problems := inspect(t, dir)
 			found := false
@@ -157,7 +181,39 @@ func TestSymlinksNeverLeadOutside(t *testing.T) {
 	}
 }
 
-// snapshot maps every file below root (or root itself) to its content.
+// TestListReadsNoNameBehindASymlink lists a kind whose namespace or kind
+// directory is a symbolic link: the link is reported, and no entry behind
+// it is even named in a report, since the store never reads through it.
+func TestListReadsNoNameBehindASymlink(t *testing.T) {
+	for _, link := range []string{"hooks/default", "hooks"} {
+		for _, namespace := range []string{"default", ""} {
+			t.Run(link+" listed in namespace "+strconv.Quote(namespace), func(t *testing.T) {
+				ctx := context.Background()
+				dir := filepath.Join(t.TempDir(), "store")
+				s := openStore(t, dir)
+				must(t, s.Client().Create(ctx, hook("behind")))
+				_ = s.Close()
+				outside := filepath.Join(t.TempDir(), "outside")
+				must(t, os.Rename(filepath.Join(dir, link), outside))
+				must(t, os.Symlink(outside, filepath.Join(dir, link)))
+				logs := &errorLog{}
+				s, err := newStore(dir, func(o *filestore.Options) { o.Log = logs.logger() })
+				if err != nil {
+					return // refused at once: nothing listed
+				}
+				defer func() { _ = s.Close() }()
+				list := &agentsv1alpha1.HookList{}
+				if err := s.Client().List(ctx, list, client.InNamespace(namespace)); err == nil && len(list.Items) > 0 {
+					t.Fatalf("listed %d Hooks through the link", len(list.Items))
+				}
+				if n := logs.count("behind"); n > 0 {
+					t.Fatalf("a report named an entry behind the link: %v", logs.lines)
+				}
+			})
+		}
+	}
+}
+
 func snapshot(t *testing.T, root string) map[string]string {
 	t.Helper()
 	out := map[string]string{}

@@ -77,8 +77,12 @@ type journal struct {
 	// io makes the appends and fsyncs.
 	io atomicfs.IO
 	// broken is set when a failed append could not be taken back: the
-	// journal refuses appends until the store is opened again.
+	// journal refuses appends until the cut is made (see cutVoid).
 	broken error
+	// voidFrom returns the offset of the void mark, or -1 (see void.go).
+	voidFrom func() int64
+	// markVoid records the void mark durably.
+	markVoid func(offset int64) error
 	// onCorrupt, when set, is told of each corrupt line found.
 	onCorrupt func(*corruptLine)
 
@@ -120,7 +124,8 @@ func (j *journal) close() error { return j.f.Close() }
 
 // append writes e as one line and fsyncs it. The caller holds the write
 // lock. When either fails, the journal is cut back to its size before the
-// append (see rollback), so a failed append never takes effect.
+// append (see rollback), so a failed append never takes effect. When the
+// cut fails too, the entry is marked void (see void.go).
 func (j *journal) append(e *entry) error {
 	if j.broken != nil {
 		return j.broken
@@ -246,7 +251,7 @@ func (j *journal) rollback(size int64) error {
 		if err != nil {
 			return err
 		}
-		if err := f.Truncate(size); err != nil {
+		if err := j.truncate(f, size); err != nil {
 			_ = f.Close()
 			return err
 		}
@@ -259,7 +264,15 @@ func (j *journal) rollback(size int64) error {
 		return nil
 	}()
 	if err != nil {
-		j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w); the store refuses writes until it is opened again", j.path, err)
+		if j.markVoid == nil {
+			j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w); the store refuses writes until it is opened again", j.path, err)
+			return j.broken
+		}
+		if merr := j.markVoid(size); merr != nil {
+			j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w) nor marked void (%w); the store refuses writes until it is opened again", j.path, err, merr)
+			return j.broken
+		}
+		j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w); it is marked void, and the store refuses writes until the journal can be cut", j.path, err)
 		return j.broken
 	}
 	return nil
@@ -353,10 +366,13 @@ func (j *journal) lastEntry() (*entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if e := j.cachedTail(fi); e != nil {
+	size := j.journalEnd(fi.Size())
+	if size != fi.Size() {
+		fi = nil // the void entries' file state is never cached
+	} else if e := j.cachedTail(fi); e != nil {
 		return e, nil
 	}
-	end, err := lastNewline(j.f, fi.Size())
+	end, err := lastNewline(j.f, size)
 	if err != nil || end == 0 {
 		return nil, err
 	}
@@ -380,7 +396,7 @@ func (j *journal) lastEntry() (*entry, error) {
 			top = start
 			continue
 		}
-		if top == fi.Size() {
+		if fi != nil && top == fi.Size() {
 			j.rememberTail(e, fi)
 		}
 		return e, nil
@@ -406,7 +422,9 @@ func (j *journal) lastRV() (uint64, error) {
 // corrupt set, so that the reader's user can tell whether it may have
 // missed a change.
 type journalReader struct {
-	f      *os.File
+	f *os.File
+	// end caps the readable size at the void mark (see journalEnd).
+	end    func(size int64) int64
 	offset int64
 	buf    []byte
 }
@@ -427,7 +445,7 @@ func (s *Store) newJournalReader() (*journalReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &journalReader{f: f}, nil
+	return &journalReader{f: f, end: s.journal.journalEnd}, nil
 }
 
 func (r *journalReader) close() error { return r.f.Close() }
@@ -438,13 +456,14 @@ func (r *journalReader) next() ([]entry, error) {
 	if err != nil {
 		return nil, err
 	}
-	if fi.Size() < r.offset {
+	size := r.end(fi.Size())
+	if size < r.offset {
 		// Truncated: only a torn, never acknowledged tail can be cut off.
-		r.offset = fi.Size()
+		r.offset = size
 		r.buf = r.buf[:0]
 	}
-	if fi.Size() > r.offset {
-		chunk := make([]byte, fi.Size()-r.offset)
+	if size > r.offset {
+		chunk := make([]byte, size-r.offset)
 		n, err := r.f.ReadAt(chunk, r.offset)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
@@ -479,6 +498,9 @@ func (r *journalReader) next() ([]entry, error) {
 // dropped resourceVersion get 410 Expired and re-list, as after an etcd
 // compaction. The caller holds the write lock.
 func (j *journal) compact(keep int) error {
+	if j.broken != nil {
+		return nil // the void mark names an offset of this file
+	}
 	data, err := io.ReadAll(io.NewSectionReader(j.f, 0, 1<<62))
 	if err != nil {
 		return err

@@ -115,6 +115,9 @@ type Options struct {
 	MustExist bool
 	// IO makes the store's writes and fsyncs (object files, journal,
 	// directories); nil is the filesystem's. Tests inject failures with it.
+	// An IO that is also an atomicfs.RenameIO makes the renames of object
+	// files, and one with a Truncate(f *os.File, size int64) error method
+	// the cuts of the journal.
 	IO atomicfs.IO
 }
 
@@ -147,8 +150,10 @@ type Store struct {
 	// io makes the store's writes and fsyncs.
 	io atomicfs.IO
 	// lock is the lock file while the write lock is held, nil otherwise;
-	// it holds the resourceVersion mark.
+	// it holds the resourceVersion mark and the void mark (see void.go).
 	lock *os.File
+	// markFile is the lock file, open read-only, for reading the void mark.
+	markFile *os.File
 	// writes queues this process's writes for the group commit (see groupcommit.go).
 	writes writeQueue
 	// group is the group commit running under the write lock, or nil.
@@ -208,10 +213,16 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	_ = lock.Close()
-	if s.journal, err = s.openJournal(); err != nil {
+	if s.markFile, err = s.openBeneath(filepath.Join(dir, lockName), os.O_RDONLY, 0); err != nil {
 		_ = s.root.Close()
 		return nil, err
 	}
+	if s.journal, err = s.openJournal(); err != nil {
+		_ = s.markFile.Close()
+		_ = s.root.Close()
+		return nil, err
+	}
+	s.journal.voidFrom, s.journal.markVoid = s.voidFrom, s.writeVoid
 	s.journal.onCorrupt = func(c *corruptLine) { s.report(c.problem(s.journal.path), storeReference()) }
 	if err := s.withWriteLock(func() error { s.cleanTemps(); return nil }); err != nil {
 		if !readOnlyErr(err) {
@@ -295,6 +306,7 @@ func ignoreInGit(dir string) error {
 func (s *Store) Close() error {
 	s.removals.Wait()
 	err := s.journal.close()
+	_ = s.markFile.Close()
 	_ = s.root.Close()
 	return err
 }
@@ -395,6 +407,9 @@ func (s *Store) withWriteLock(fn func() error) error {
 	s.lock = lock
 	defer func() { s.lock = nil }()
 	if err := s.journal.refresh(); err != nil {
+		return err
+	}
+	if err := s.cutVoid(); err != nil {
 		return err
 	}
 	if err := s.journal.repairTail(); err != nil {
@@ -639,10 +654,11 @@ func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Un
 	if err != nil {
 		return nil, err
 	}
+	size := s.journal.journalEnd(fi.Size())
 	needle := []byte(fmt.Sprintf(`"resource":%q,"namespace":%q,"name":%q`, r.plural, namespace, name))
 	const chunk = 1 << 20
 	var tail []byte // the start of a line cut by the previous chunk boundary
-	for end := fi.Size(); end > 0; {
+	for end := size; end > 0; {
 		start := max(end-chunk, 0)
 		buf := make([]byte, end-start, end-start+int64(len(tail)))
 		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
@@ -834,14 +850,8 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 		dirs = []string{s.objectDir(r, namespace)}
 	} else {
 		kindDir := filepath.Join(s.dir, r.plural)
-		entries, err := readDir(kindDir)
+		entries, err := s.readStoreDir(kindDir)
 		if err != nil {
-			if p, ok := s.notDirProblem(kindDir); ok {
-				s.report(p, nil)
-				return nil, nil, nil
-			}
-		}
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, err
 		}
 		for _, e := range entries {
@@ -860,17 +870,8 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 	}
 	var paths []string
 	for _, dir := range dirs {
-		entries, err := readDir(dir)
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		entries, err := s.readStoreDir(dir)
 		if err != nil {
-			// A FIFO, file or link where the directory belongs holds no
-			// object: it is reported, and the other objects are listed.
-			if p, ok := s.notDirProblem(dir); ok {
-				s.report(p, nil)
-				continue
-			}
 			return nil, nil, err
 		}
 		for _, e := range entries {
@@ -893,6 +894,38 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 		items = append(items, so)
 	}
 	return items, pending, nil
+}
+
+// readStoreDir lists the store directory at path, opened one component
+// at a time through no symbolic link, so that not even the names behind a
+// symlinked directory are read. A missing directory lists as empty; a
+// symlink, or an entry that is not a safe directory, is reported and
+// lists as empty too, so that one bad entry never stops the rest.
+func (s *Store) readStoreDir(path string) ([]os.DirEntry, error) {
+	rel, err := s.rel(path)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := s.openStoreDir(rel, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var ee *EntryError
+	if errors.As(err, &ee) {
+		s.report(problemOf(ee), nil)
+		return nil, nil
+	}
+	if err != nil {
+		// A FIFO, file or link where the directory belongs holds no
+		// object: it is reported, and the other objects are listed.
+		if p, ok := s.notDirProblem(path); ok {
+			s.report(p, nil)
+			return nil, nil
+		}
+		return nil, err
+	}
+	defer func() { _ = dir.Close() }()
+	return dir.ReadDir(-1)
 }
 
 // commit makes a mutation durable: first the journal entry, then the object

@@ -197,7 +197,15 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 			}
 			prev, gap = 0, false
 		}
-		entries, err := reader.next()
+		// Under the shared lock: a writer holds the exclusive one from its
+		// first append to its last rename or cut, so an entry it takes
+		// back (a failed write) is never read.
+		var entries []entry
+		err := w.c.s.withReadLock(func() error {
+			var err error
+			entries, err = reader.next()
+			return err
+		})
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return false
