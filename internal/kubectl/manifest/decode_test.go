@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/kubectl/manifest"
@@ -174,9 +175,13 @@ func TestDecode(t *testing.T) {
 }
 
 // TestFixtures decodes every YAML file in config/samples and testdata
-// strictly. The deliberately corrupted fixture must fail, naming its file and line.
+// strictly, Kubernetes' own kinds (the agent's RBAC sample) included. The
+// deliberately corrupted fixture must fail, naming its file and line.
 func TestFixtures(t *testing.T) {
 	scheme := newScheme(t)
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
 	var files []string
 	for _, root := range []string{"../../../config/samples", "../../../testdata"} {
 		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
