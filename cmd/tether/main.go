@@ -22,14 +22,13 @@ import (
 	"os"
 
 	"github.com/tether-dev/tether/internal/cli"
-	"github.com/tether-dev/tether/internal/hook/validation"
+	// `step done` re-executes this binary to supervise each validation
+	// command; the supervisor runs from this package's init.
+	_ "github.com/tether-dev/tether/internal/hook/validation/supervisor"
 	_ "github.com/tether-dev/tether/internal/notranslations"
 )
 
 func main() {
-	// Before anything else: `step done` re-executes this binary to
-	// supervise each validation command.
-	validation.ServeSupervisor()
 	cmd := cli.NewRootCommand()
 	if err := cmd.Execute(); err != nil {
 		os.Exit(cli.ReportError(os.Stderr, err))

@@ -25,12 +25,14 @@ import (
 
 	"github.com/prometheus/procfs"
 	"golang.org/x/sys/unix"
+
+	"github.com/tether-dev/tether/internal/hook/validation/supervisor"
 )
 
 // TokenEnv names the environment variable that marks every process of one
 // validation command: set on the command, inherited by its descendants, and
 // looked for in /proc/PID/environ when the command's tree is killed.
-const TokenEnv = "TETHER_VALIDATION_TOKEN"
+const TokenEnv = supervisor.TokenEnv
 
 // The carriers are looked for until scanPasses scans, scanGap apart, in a
 // row find none alive: a process in the middle of an exec has no readable

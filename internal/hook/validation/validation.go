@@ -24,7 +24,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
@@ -33,6 +32,7 @@ import (
 	"time"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/hook/validation/supervisor"
 )
 
 // DefaultTimeout bounds a command whose timeout is unset; it matches the CRD default.
@@ -88,7 +88,7 @@ type Options struct {
 // Run runs cmds one after another in workspace, each without a shell, in a
 // process group of its own and bounded by its timeout, and stops after the
 // first command that does not pass. Each command runs under a supervisor,
-// this binary re-executed (see ServeSupervisor), which is a child
+// this binary re-executed (package supervisor), which is a child
 // subreaper: every descendant of the command, even one that left its
 // process group (setsid, a double fork), stays the supervisor's
 // descendant, and the supervisor kills them all on timeout, when ctx is
@@ -107,9 +107,6 @@ func Run(ctx context.Context, workspace string, cmds []v1.ValidationCommand, opt
 	}
 	if !fi.IsDir() {
 		return nil, fmt.Errorf("workspace %s is not a directory", workspace)
-	}
-	if !supervisorServed.Load() {
-		return nil, errors.New("validation: this binary does not serve the validation supervisor: call validation.ServeSupervisor first in main")
 	}
 	for i, c := range cmds {
 		if len(c.Command) == 0 || c.Command[0] == "" {
@@ -181,7 +178,7 @@ func runOne(ctx context.Context, workspace string, c v1.ValidationCommand, opts 
 	// The program is looked up here, as exec.Command would, so that a
 	// missing program is reported in the same words.
 	probe := exec.Command(c.Command[0], c.Command[1:]...)
-	sup := exec.Command("/proc/self/exe", append([]string{SupervisorVerb, token, probe.Path}, c.Command...)...)
+	sup := exec.Command("/proc/self/exe", append([]string{supervisor.Verb, token, probe.Path}, c.Command...)...)
 	sup.Args[0] = os.Args[0]
 	sup.Dir = workspace
 	sup.Env = env
