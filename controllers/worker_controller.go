@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
@@ -211,8 +212,20 @@ func newWorkerReconciler(c client.Client, reader client.Reader, rec events.Event
 	return r, nil
 }
 
-// Reconcile drives one Worker toward a supervised, running process.
+// Reconcile drives one Worker toward a supervised, running process. A write
+// that lost to a newer version of the Worker, usually because the cache
+// had not yet seen this reconciler's own last write, is not an error: the
+// watch event of that version brings the Worker back, as for a Hook.
 func (r *WorkerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	res, err := r.reconcile(ctx, req)
+	if apierrors.IsConflict(err) {
+		log.FromContext(ctx).V(1).Info("worker changed while reconciling; waiting for its new version", "error", err.Error())
+		return res, nil
+	}
+	return res, err
+}
+
+func (r *WorkerReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	w := &v1.Worker{}
 	if err := r.client.Get(ctx, req.NamespacedName, w); err != nil {
 		if apierrors.IsNotFound(err) {

@@ -140,6 +140,14 @@ type Store struct {
 	mu sync.RWMutex
 	// removals are the background removals of replaced files, which Close awaits.
 	removals sync.WaitGroup
+	// watchMu guards closed and the start of a watch; watches are the
+	// running watches, which Close stops and awaits before it closes the
+	// files they read; life ends when Close begins.
+	watchMu sync.Mutex
+	closed  bool
+	watches sync.WaitGroup
+	life    context.Context
+	endLife context.CancelFunc
 	// lockedAdoptions counts the adoption checks made under the write lock.
 	lockedAdoptions atomic.Uint64
 	observer        Observer
@@ -274,6 +282,7 @@ func newStore(dir string, opts *Options) (*Store, error) {
 	if s.io == nil {
 		s.io = atomicfs.Real
 	}
+	s.life, s.endLife = context.WithCancel(context.Background())
 	reg := kinds.FromCRDs(opts.CRDs)
 	for _, k := range reg.All() {
 		r := &resource{gvk: k.GVK, plural: k.Plural, namespaced: k.Namespaced, status: k.Status, crd: k.CRD != nil}
@@ -302,8 +311,16 @@ func ignoreInGit(dir string) error {
 	return nil
 }
 
-// Close releases the store's files, after the removals of replaced files.
+// Close stops the store's watches and releases its files, after the
+// removals of replaced files.
 func (s *Store) Close() error {
+	s.watchMu.Lock()
+	s.closed = true
+	s.watchMu.Unlock()
+	if s.endLife != nil {
+		s.endLife()
+	}
+	s.watches.Wait()
 	s.removals.Wait()
 	err := s.journal.close()
 	_ = s.markFile.Close()

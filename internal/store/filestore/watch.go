@@ -65,13 +65,26 @@ func (c *Client) Watch(ctx context.Context, list client.ObjectList, opts ...clie
 		_ = fw.Close()
 		return nil, err
 	}
+	c.s.watchMu.Lock()
+	if c.s.closed {
+		c.s.watchMu.Unlock()
+		_ = fw.Close()
+		return nil, fmt.Errorf("store %s is closed", c.s.dir)
+	}
+	c.s.watches.Add(1)
+	c.s.watchMu.Unlock()
 	ctx, cancel := context.WithCancel(ctx)
+	stopOnClose := context.AfterFunc(c.s.life, cancel)
 	w := &fileWatch{
 		c: c, r: r, m: m, typed: !typed, fsw: fw,
 		result: make(chan watch.Event, 128), cancel: cancel, done: make(chan struct{}),
 		matching: map[string]bool{},
 	}
-	go w.run(ctx, from, rvText == "" || rvText == "0")
+	go func() {
+		defer c.s.watches.Done()
+		defer stopOnClose()
+		w.run(ctx, from, rvText == "" || rvText == "0")
+	}()
 	return w, nil
 }
 
