@@ -395,6 +395,14 @@ func TestFailedRollbackNeverTakesEffect(t *testing.T) {
 			}
 			check("at once", c)
 			_ = s.Close()
+			// Until a writer cuts the entries, Inspect (tether doctor)
+			// names the mark in the lock file.
+			lock := filepath.Join(dir, ".lock")
+			if problems := inspect(t, dir); !slices.ContainsFunc(problems, func(p filestore.Problem) bool {
+				return p.Path == lock && strings.Contains(p.Reason, "failed write")
+			}) {
+				t.Fatalf("Inspect: %+v, want the void mark in %s", problems, lock)
+			}
 			s2 := openStore(t, dir)
 			check("after a restart", s2.Client())
 			if got := readFile(t, filepath.Join(dir, "journal")); got != journalBefore {
@@ -404,6 +412,9 @@ func TestFailedRollbackNeverTakesEffect(t *testing.T) {
 			must(t, s2.Client().Create(ctx, later))
 			check("after a later write", s2.Client())
 			_ = s2.Close()
+			if problems := inspect(t, dir); slices.ContainsFunc(problems, func(p filestore.Problem) bool { return p.Path == lock }) {
+				t.Fatalf("Inspect: %+v after the cut, want no problem with %s", problems, lock)
+			}
 			// The mark is cleared: a third opening keeps the later write.
 			s3 := openStore(t, dir)
 			must(t, s3.Client().Get(ctx, client.ObjectKeyFromObject(later), &agentsv1alpha1.Hook{}))
@@ -481,6 +492,14 @@ func TestFailedWritesInAGroup(t *testing.T) {
 			}
 			check("at once", c)
 			_ = s.Close()
+			// Until a writer cuts the entries, Inspect (tether doctor)
+			// names the mark in the lock file.
+			lock := filepath.Join(dir, ".lock")
+			if problems := inspect(t, dir); !slices.ContainsFunc(problems, func(p filestore.Problem) bool {
+				return p.Path == lock && strings.Contains(p.Reason, "failed write")
+			}) {
+				t.Fatalf("Inspect: %+v, want the void mark in %s", problems, lock)
+			}
 			s2 := openStore(t, dir)
 			check("after a restart", s2.Client())
 			must(t, s2.Client().Create(ctx, hook("later")))

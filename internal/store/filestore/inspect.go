@@ -38,8 +38,9 @@ import (
 // path, reason and fix: directories others can write or another user owns,
 // symbolic links, FIFOs, devices and other users' files among the entries,
 // object files the store quarantines (unreadable, undecodable, or holding
-// an edit it refuses), corrupt journal lines and leftover temp files (those
-// whose writer, named by the PID in the name, is gone). A
+// an edit it refuses), corrupt journal lines, a failed write's entries not
+// cut back yet (the void mark) and leftover temp files (those whose
+// writer, named by the PID in the name, is gone). A
 // store with no problem returns none. A missing dir is an error matching
 // ErrNoStore.
 func Inspect(ctx context.Context, dir string, opts Options) ([]Problem, error) {
@@ -124,6 +125,10 @@ func InspectAll(ctx context.Context, dir string, opts Options) (*Inspection, err
 		}
 		if rel == journalName {
 			out = append(out, s.inspectJournal()...)
+			return nil
+		}
+		if rel == lockName && d.Type().IsRegular() {
+			out = append(out, inspectVoid(path)...)
 			return nil
 		}
 		if _, _, _, ok := s.keyOfPath(path); ok {

@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // A failed write whose journal entry cannot be cut back (the truncate or
@@ -63,13 +64,41 @@ func (s *Store) voidFrom() int64 {
 	if s.markFile == nil {
 		return -1
 	}
+	return readVoid(s.markFile)
+}
+
+// readVoid returns the void mark of the lock file f, or -1.
+func readVoid(f *os.File) int64 {
 	buf := make([]byte, voidSize)
-	n, _ := s.markFile.ReadAt(buf, voidAt)
+	n, _ := f.ReadAt(buf, voidAt)
 	v, err := strconv.ParseInt(strings.TrimSpace(string(buf[:n])), 10, 64)
 	if err != nil || v <= 0 {
 		return -1
 	}
 	return v - 1
+}
+
+// inspectVoid reports a void mark in the lock file at path: entries of a
+// failed write that no writer has cut back yet, which make every write
+// fail until one can.
+func inspectVoid(path string) []Problem {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	v := readVoid(f)
+	if v < 0 {
+		return nil
+	}
+	return []Problem{{
+		Path:   path,
+		Reason: fmt.Sprintf("marks the journal's entries from byte %d on as those of a failed write that could not be cut back; they are never read, and every write fails until the next writer cuts them", v),
+		Fix:    "make the store's filesystem writable (free space, or remount it read-write); the next tether write or tether run cuts them and clears the mark",
+	}}
 }
 
 // writeVoid records durably that the journal's entries from offset on are
