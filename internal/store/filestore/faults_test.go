@@ -492,13 +492,13 @@ func TestFailedWritesInAGroup(t *testing.T) {
 			}
 			check("at once", c)
 			_ = s.Close()
-			// Until a writer cuts the entries, Inspect (tether doctor)
-			// names the mark in the lock file.
+			// Inspect (tether doctor) names the void mark exactly when a
+			// cut failed and no writer has made it since.
 			lock := filepath.Join(dir, ".lock")
-			if problems := inspect(t, dir); !slices.ContainsFunc(problems, func(p filestore.Problem) bool {
+			if marked := slices.ContainsFunc(inspect(t, dir), func(p filestore.Problem) bool {
 				return p.Path == lock && strings.Contains(p.Reason, "failed write")
-			}) {
-				t.Fatalf("Inspect: %+v, want the void mark in %s", problems, lock)
+			}); marked != cutFails {
+				t.Fatalf("Inspect reports a void mark in %s: %v, want %v", lock, marked, cutFails)
 			}
 			s2 := openStore(t, dir)
 			check("after a restart", s2.Client())
