@@ -132,9 +132,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			}
 			return ctrl.Result{}, fmt.Errorf("updating status of hook %s: %w", req.NamespacedName, err)
 		}
-		for _, e := range s.events {
-			hookwrite.Emit(r.Events, hook, &e)
-		}
+		hookwrite.Emit(r.Events, hook, s.events...)
 		if !s.staleDue.IsZero() {
 			metrics.StaleDetected(s.staleDue, r.now())
 		}

@@ -59,8 +59,8 @@ type pendingEvent = hookwrite.Event
 
 // apply runs the state machine on the scope's Hook through hookwrite, the
 // one way a transition is made, and keeps the result; its Event is
-// recorded once the status is written. It returns that Event, so a phase
-// can say more in its note, or nil.
+// recorded once the status is written. It returns the last of its
+// Events, so a phase can say more in its note, or nil.
 func (s *hookScope) apply(in hookfsm.Input) (*hookwrite.Event, error) {
 	res, err := hookwrite.Apply(s.hook, in, hookwrite.Options{Actor: HookControllerName, Now: func() time.Time { return s.now }})
 	if err != nil {
@@ -75,11 +75,11 @@ func (s *hookScope) apply(in hookfsm.Input) (*hookwrite.Event, error) {
 		return nil, nil
 	}
 	s.transitioned = true
-	if res.Event != nil {
-		s.events = append(s.events, *res.Event)
-		return &s.events[len(s.events)-1], nil
+	if len(res.Events) == 0 {
+		return nil, nil
 	}
-	return nil, nil
+	s.events = append(s.events, res.Events...)
+	return &s.events[len(s.events)-1], nil
 }
 
 func (s *hookScope) requeue(at time.Time) {

@@ -27,8 +27,9 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 )
 
-// startRun starts `tether run` on the agent's store and stops it with the test.
-func (e *agentEnv) startRun() {
+// startRun starts `tether run` on the agent's store and stops it with the
+// test; it returns what tether run prints.
+func (e *agentEnv) startRun() *syncBuffer {
 	e.t.Helper()
 	cmd := e.command("run")
 	logs := &syncBuffer{}
@@ -43,6 +44,7 @@ func (e *agentEnv) startRun() {
 			e.t.Logf("tether run:\n%s", logs.String())
 		}
 	})
+	return logs
 }
 
 // waitGet polls `tether get hook NAME` with a jsonpath until it prints want.

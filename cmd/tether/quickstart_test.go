@@ -18,18 +18,24 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
 )
 
 // TestQuickstart runs the README's Quickstart with the built binary first
 // in $PATH (its `make build` line aside), then checks that `tether events`
-// lists every transition it made, each naming its actor.
+// lists every transition it made, each naming its actor: one Event per
+// entry of the Hook's history, whoever wrote it.
 func TestQuickstart(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
@@ -64,7 +70,9 @@ func TestQuickstart(t *testing.T) {
 	}
 	_, events, _ := strings.Cut(string(out), "LAST SEEN")
 	for _, want := range []string{
-		"Initialized ... Hook/build-script ... initialize by tether-hook-controller",
+		// tether run initializes the Hook unless the first step begin comes
+		// first; either way the Event names whoever did.
+		"Initialized ... Hook/build-script ... initialize by tether",
 		`StepBegun ... Hook/build-script ... begin by tether step begin ... step "script" (1/2)`,
 		"ValidationStarted ... Hook/build-script ... validate by tether step done",
 		`ValidationPassed ... Hook/build-script ... pass by tether step done ... step "docs" (2/2)`,
@@ -81,6 +89,29 @@ func TestQuickstart(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("tether events after the Quickstart lacks %q:\n%s", want, events)
+		}
+	}
+	get := exec.Command(tetherBin, "get", "hook", "build-script", "-o", "json")
+	get.Env, get.Dir = sh.Env, tmp
+	data, err = get.Output()
+	if err != nil {
+		t.Fatalf("tether get hook build-script: %v", err)
+	}
+	var hook v1.Hook
+	if err := json.Unmarshal(data, &hook); err != nil {
+		t.Fatal(err)
+	}
+	if len(hook.Status.History) == 0 {
+		t.Fatal("the Hook has no history")
+	}
+	for _, e := range hook.Status.History {
+		from := e.From
+		if from == "" {
+			from = v1.HookInitializing
+		}
+		want := fmt.Sprintf("Hook/build-script ... %s by %s: %s → %s", e.Event, e.Actor, from, e.To)
+		if !slices.ContainsFunc(strings.Split(events, "\n"), func(l string) bool { return matchLine(want, l) }) {
+			t.Errorf("history entry %s by %s (%s → %s) has no Event %q:\n%s", e.Event, e.Actor, from, e.To, want, events)
 		}
 	}
 }

@@ -62,25 +62,6 @@ func (e *agentEnv) applyHook(name string) (int, string) {
 	return code, stderr
 }
 
-// startRunLogged is startRun returning what tether run prints.
-func (e *agentEnv) startRunLogged() *syncBuffer {
-	e.t.Helper()
-	cmd := e.command("run")
-	logs := &syncBuffer{}
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		_ = cmd.Wait()
-		if e.t.Failed() {
-			e.t.Logf("tether run:\n%s", logs.String())
-		}
-	})
-	return logs
-}
-
 // tetherWithin runs tether, killing it after timeout: a read that blocks
 // (on a FIFO, say) fails the test instead of hanging it.
 func (e *agentEnv) tetherWithin(timeout time.Duration, args ...string) (stdout, stderr string, code int) {
@@ -183,7 +164,7 @@ func TestPoisonPillsUnderTetherRun(t *testing.T) {
 				t.Skip(p.root + ", and this test does not run as root")
 			}
 			e := newAgentEnv(t)
-			logs := e.startRunLogged()
+			logs := e.startRun()
 			if code, stderr := e.applyHook("steady"); code != 0 {
 				t.Fatalf("apply steady: exit %d: %s", code, stderr)
 			}

@@ -79,9 +79,11 @@ type Result struct {
 	// Changed is false when the event left the status as it was, as a
 	// repeated interruption does.
 	Changed bool
-	// Event reports the transition; nil when nothing worth an Event
-	// happened (a heartbeat, or no change).
-	Event *Event
+	// Events report the transition, one per status.history entry it
+	// appended, oldest first: a begin on a Hook no reconciler initialized
+	// yet reports Initialized, then StepBegun. Empty when nothing worth an
+	// Event happened (a heartbeat, or no change).
+	Events []Event
 }
 
 // Event reasons of Hook transitions. Interruptions use the crash type's
@@ -141,27 +143,28 @@ func Apply(hook *v1.Hook, in hookfsm.Input, opts Options) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	changed := len(st.History)+int(st.HistoryDropped) != n
+	added := len(st.History) + int(st.HistoryDropped) - n
 	hook.Status = *st
-	res := Result{From: from, To: stateOr(st.State), Changed: changed || in.Event == hookfsm.Heartbeat}
-	if changed {
-		res.Event = eventOf(hook, in, from)
+	res := Result{From: from, To: stateOr(st.State), Changed: added > 0 || in.Event == hookfsm.Heartbeat}
+	if added > len(st.History) {
+		added = len(st.History)
+	}
+	for i := len(st.History) - added; i < len(st.History); i++ {
+		res.Events = append(res.Events, eventOf(hook, in, st.History[i], i == len(st.History)-1))
 	}
 	return res, nil
 }
 
-// eventOf describes the transition just applied to hook.
-func eventOf(hook *v1.Hook, in hookfsm.Input, from v1.HookState) *Event {
-	to := stateOr(hook.Status.State)
-	e := &Event{Type: corev1.EventTypeNormal, Action: camel(in.Event)}
-	switch in.Event {
+// eventOf describes entry, a history entry that applying in just appended
+// to hook; the newest also tells where the Hook is now (last).
+func eventOf(hook *v1.Hook, in hookfsm.Input, entry v1.HistoryEntry, last bool) Event {
+	ev, from, to := hookfsm.Event(entry.Event), stateOr(entry.From), stateOr(entry.To)
+	e := Event{Type: corev1.EventTypeNormal, Action: camel(ev)}
+	switch ev {
 	case hookfsm.Initialize:
 		e.Reason = ReasonInitialized
 	case hookfsm.Begin:
 		e.Reason = ReasonStepBegun
-		if from == v1.HookRecovering {
-			e.Reason = ReasonResumed
-		}
 	case hookfsm.Validate:
 		e.Reason = ReasonValidationStarted
 	case hookfsm.Pass:
@@ -176,7 +179,11 @@ func eventOf(hook *v1.Hook, in hookfsm.Input, from v1.HookState) *Event {
 	case hookfsm.Resume:
 		e.Reason = ReasonResumed
 	case hookfsm.Interrupt:
-		e.Type, e.Reason = corev1.EventTypeWarning, CrashReason(in.Crash.Type)
+		crash := v1.CrashManual
+		if in.Crash != nil {
+			crash = in.Crash.Type
+		}
+		e.Type, e.Reason = corev1.EventTypeWarning, CrashReason(crash)
 	case hookfsm.Abandon:
 		e.Type, e.Reason = corev1.EventTypeWarning, ReasonAbandoned
 	case hookfsm.Fail:
@@ -185,23 +192,29 @@ func eventOf(hook *v1.Hook, in hookfsm.Input, from v1.HookState) *Event {
 	if to == v1.HookFailed {
 		e.Type = corev1.EventTypeWarning
 	}
-	actor := in.Actor
+	actor := entry.Actor
 	if actor == "" {
 		actor = "an unnamed actor"
 	}
-	e.Note = fmt.Sprintf("%s by %s: %s → %s; now %s", in.Event, actor, from, to, hookfsm.Describe(hook))
-	if in.Message != "" {
-		e.Note += ": " + in.Message
+	e.Note = fmt.Sprintf("%s by %s: %s → %s", ev, actor, from, to)
+	if last {
+		e.Note += "; now " + hookfsm.Describe(hook)
+	}
+	if entry.Message != "" {
+		e.Note += ": " + entry.Message
 	}
 	return e
 }
 
-// Emit records e about hook with rec; it does nothing when either is nil.
-func Emit(rec events.EventRecorder, hook *v1.Hook, e *Event) {
-	if rec == nil || e == nil {
+// Emit records es about hook with rec, in order; it does nothing when rec
+// is nil.
+func Emit(rec events.EventRecorder, hook *v1.Hook, es ...Event) {
+	if rec == nil {
 		return
 	}
-	rec.Eventf(hook, nil, e.Type, e.Reason, e.Action, "%s", e.Note)
+	for _, e := range es {
+		rec.Eventf(hook, nil, e.Type, e.Reason, e.Action, "%s", e.Note)
+	}
 }
 
 // Build returns the input to apply to the Hook just read; an error
@@ -231,7 +244,7 @@ func Transition(ctx context.Context, c client.Client, key client.ObjectKey, buil
 	if err != nil {
 		return nil, Result{}, err
 	}
-	Emit(opts.Recorder, hook, res.Event)
+	Emit(opts.Recorder, hook, res.Events...)
 	return hook, res, nil
 }
 

@@ -17,6 +17,7 @@ limitations under the License.
 package hookwrite_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -29,46 +30,54 @@ import (
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
 
-// TestApplyEvents drives a two-step Hook and checks the Event each
-// transition reports: type, reason, action, and a note naming the actor. It
-// covers every reason of docs/lifecycle.md's Event table that hookwrite
-// records.
+// TestApplyEvents drives a two-step Hook and checks the Events each
+// transition reports: one per history entry it appends, each with its type,
+// reason, action and a note naming the actor. It covers every reason of
+// docs/lifecycle.md's Event table that hookwrite records, and the inputs
+// that append more than one entry (a begin, await or interrupt on a Hook no
+// reconciler initialized yet, a begin from recovering).
 func TestApplyEvents(t *testing.T) {
 	now := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
 	opts := hookwrite.Options{Actor: "agent-3", Now: func() time.Time { return now }}
+	type want struct{ typ, reason, action string }
+	normal := func(reason, action string) want { return want{corev1.EventTypeNormal, reason, action} }
+	warning := func(reason, action string) want { return want{corev1.EventTypeWarning, reason, action} }
+	initialized := normal(hookwrite.ReasonInitialized, "Initialize")
+	begun := []hookfsm.Input{{Event: hookfsm.Initialize}, {Event: hookfsm.Begin}}
 	tests := []struct {
-		name    string
-		before  []hookfsm.Input
-		in      hookfsm.Input
-		typ     string
-		reason  string
-		action  string
-		noEvent bool
+		name   string
+		before []hookfsm.Input
+		in     hookfsm.Input
+		want   []want
 	}{
-		{"initialize", nil, hookfsm.Input{Event: hookfsm.Initialize}, corev1.EventTypeNormal, hookwrite.ReasonInitialized, "Initialize", false},
-		{"begin", nil, hookfsm.Input{Event: hookfsm.Begin}, corev1.EventTypeNormal, hookwrite.ReasonStepBegun, "Begin", false},
-		{"validate", []hookfsm.Input{{Event: hookfsm.Begin}}, hookfsm.Input{Event: hookfsm.Validate},
-			corev1.EventTypeNormal, hookwrite.ReasonValidationStarted, "Validate", false},
-		{"pass of a step before the last", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Validate}}, hookfsm.Input{Event: hookfsm.Pass},
-			corev1.EventTypeNormal, hookwrite.ReasonValidationPassed, "Pass", false},
-		{"pass of the last step", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Validate}, {Event: hookfsm.Pass}, {Event: hookfsm.Begin}, {Event: hookfsm.Validate}},
-			hookfsm.Input{Event: hookfsm.Pass}, corev1.EventTypeNormal, hookwrite.ReasonCompleted, "Pass", false},
-		{"await", []hookfsm.Input{{Event: hookfsm.Begin}}, hookfsm.Input{Event: hookfsm.Await, Message: "which database?"},
-			corev1.EventTypeNormal, hookwrite.ReasonAwaitingHuman, "Await", false},
-		{"resume after awaiting", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Await, Message: "which database?"}}, hookfsm.Input{Event: hookfsm.Resume},
-			corev1.EventTypeNormal, hookwrite.ReasonResumed, "Resume", false},
-		{"begin from recovering", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashManual}}}, hookfsm.Input{Event: hookfsm.Begin},
-			corev1.EventTypeNormal, hookwrite.ReasonResumed, "Begin", false},
-		{"abandon", []hookfsm.Input{{Event: hookfsm.Begin}}, hookfsm.Input{Event: hookfsm.Abandon},
-			corev1.EventTypeWarning, hookwrite.ReasonAbandoned, "Abandon", false},
-		{"failed validation", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Validate}}, hookfsm.Input{Event: hookfsm.FailValidation},
-			corev1.EventTypeWarning, hookwrite.ReasonValidationFailed, "FailValidation", false},
-		{"interrupt", []hookfsm.Input{{Event: hookfsm.Begin}}, hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashAssigneeLost}},
-			corev1.EventTypeWarning, v1.ReasonAssigneeLost, "Interrupt", false},
-		{"fail", nil, hookfsm.Input{Event: hookfsm.Fail, Message: "wrong repo"}, corev1.EventTypeWarning, hookwrite.ReasonFailed, "Fail", false},
-		{"heartbeat records no event", []hookfsm.Input{{Event: hookfsm.Begin}}, hookfsm.Input{Event: hookfsm.Heartbeat}, "", "", "", true},
-		{"a repeated interrupt records no event", []hookfsm.Input{{Event: hookfsm.Begin}, {Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashManual}}},
-			hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashManual}}, "", "", "", true},
+		{"initialize", nil, hookfsm.Input{Event: hookfsm.Initialize}, []want{initialized}},
+		{"begin on an initialized Hook", []hookfsm.Input{{Event: hookfsm.Initialize}}, hookfsm.Input{Event: hookfsm.Begin},
+			[]want{normal(hookwrite.ReasonStepBegun, "Begin")}},
+		{"begin before any initialization", nil, hookfsm.Input{Event: hookfsm.Begin},
+			[]want{initialized, normal(hookwrite.ReasonStepBegun, "Begin")}},
+		{"validate", begun, hookfsm.Input{Event: hookfsm.Validate}, []want{normal(hookwrite.ReasonValidationStarted, "Validate")}},
+		{"pass of a step before the last", append(begun, hookfsm.Input{Event: hookfsm.Validate}), hookfsm.Input{Event: hookfsm.Pass},
+			[]want{normal(hookwrite.ReasonValidationPassed, "Pass")}},
+		{"pass of the last step", append(begun, hookfsm.Input{Event: hookfsm.Validate}, hookfsm.Input{Event: hookfsm.Pass}, hookfsm.Input{Event: hookfsm.Begin}, hookfsm.Input{Event: hookfsm.Validate}),
+			hookfsm.Input{Event: hookfsm.Pass}, []want{normal(hookwrite.ReasonCompleted, "Pass")}},
+		{"await", begun, hookfsm.Input{Event: hookfsm.Await, Message: "which database?"}, []want{normal(hookwrite.ReasonAwaitingHuman, "Await")}},
+		{"await before any initialization", nil, hookfsm.Input{Event: hookfsm.Await, Message: "which database?"},
+			[]want{initialized, normal(hookwrite.ReasonAwaitingHuman, "Await")}},
+		{"resume after awaiting", append(begun, hookfsm.Input{Event: hookfsm.Await, Message: "which database?"}), hookfsm.Input{Event: hookfsm.Resume},
+			[]want{normal(hookwrite.ReasonResumed, "Resume")}},
+		{"begin from recovering", append(begun, hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashManual}}), hookfsm.Input{Event: hookfsm.Begin},
+			[]want{normal(hookwrite.ReasonResumed, "Resume")}},
+		{"abandon", begun, hookfsm.Input{Event: hookfsm.Abandon}, []want{warning(hookwrite.ReasonAbandoned, "Abandon")}},
+		{"failed validation", append(begun, hookfsm.Input{Event: hookfsm.Validate}), hookfsm.Input{Event: hookfsm.FailValidation},
+			[]want{warning(hookwrite.ReasonValidationFailed, "FailValidation")}},
+		{"interrupt", begun, hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashAssigneeLost}},
+			[]want{warning(v1.ReasonAssigneeLost, "Interrupt")}},
+		{"interrupt before any initialization", nil, hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashStaleHeartbeat}},
+			[]want{initialized, warning(v1.ReasonHeartbeatExpired, "Interrupt")}},
+		{"fail", nil, hookfsm.Input{Event: hookfsm.Fail, Message: "wrong repo"}, []want{warning(hookwrite.ReasonFailed, "Fail")}},
+		{"heartbeat records no event", begun, hookfsm.Input{Event: hookfsm.Heartbeat}, nil},
+		{"a repeated interrupt records no event", append(begun, hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashManual}}),
+			hookfsm.Input{Event: hookfsm.Interrupt, Crash: &hookfsm.Crash{Type: v1.CrashManual}}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -79,25 +88,42 @@ func TestApplyEvents(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			n := len(h.Status.History)
 			res, err := hookwrite.Apply(h, tt.in, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tt.noEvent {
-				if res.Event != nil {
-					t.Fatalf("event %+v, want none", res.Event)
+			if added := len(h.Status.History) - n; added != len(res.Events) {
+				t.Fatalf("%d history entries appended, %d Events: %+v", added, len(res.Events), res.Events)
+			}
+			if len(res.Events) != len(tt.want) {
+				t.Fatalf("events %+v, want %d", res.Events, len(tt.want))
+			}
+			for i, e := range res.Events {
+				w, entry := tt.want[i], h.Status.History[n+i]
+				head := fmt.Sprintf("%s by agent-3: %s → %s", entry.Event, hookfsmState(entry.From), entry.To)
+				if e.Type != w.typ || e.Reason != w.reason || e.Action != w.action || !strings.HasPrefix(e.Note, head) {
+					t.Errorf("event %d: %+v; want %s %s %s with a note starting %q", i, e, w.typ, w.reason, w.action, head)
 				}
-				return
+				if last := i == len(res.Events)-1; last != strings.Contains(e.Note, "; now ") {
+					t.Errorf("event %d of %d: note %q; only the last says where the Hook is now", i+1, len(res.Events), e.Note)
+				}
+				if tt.in.Message != "" && i == len(res.Events)-1 && !strings.HasSuffix(e.Note, ": "+tt.in.Message) {
+					t.Errorf("note %q lacks the message %q", e.Note, tt.in.Message)
+				}
 			}
-			e := res.Event
-			if e == nil || e.Type != tt.typ || e.Reason != tt.reason || e.Action != tt.action || !strings.Contains(e.Note, "by agent-3") {
-				t.Fatalf("event %+v; want %s %s %s naming agent-3", e, tt.typ, tt.reason, tt.action)
-			}
-			if !res.Changed || res.To != h.Status.State {
+			if tt.want != nil && (!res.Changed || res.To != h.Status.State) {
 				t.Errorf("result %+v, state %s", res, h.Status.State)
 			}
 		})
 	}
+}
+
+func hookfsmState(s v1.HookState) v1.HookState {
+	if s == "" {
+		return v1.HookInitializing
+	}
+	return s
 }
 
 // TestApplyRejectedLeavesTheHook checks that a rejected event changes nothing.
