@@ -64,6 +64,9 @@ const (
 	EventStartFailed = "StartFailed"
 	// EventWorkerLost is the Warning recorded when a remote Worker's heartbeat expires.
 	EventWorkerLost = "WorkerLost"
+	// EventStrayPodDeleted is recorded when a Pod of the Worker that is
+	// neither its current Pod nor ended is deleted.
+	EventStrayPodDeleted = "StrayPodDeleted"
 )
 
 // Reasons of crash records besides supervise's exit reasons.

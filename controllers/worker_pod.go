@@ -361,6 +361,94 @@ func (r *WorkerReconciler) reconcilePod(ctx context.Context, w *v1.Worker) (ctrl
 		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodsUnsupported,
 			"this backend runs no Pods (the local store runs processes): run it with `tether run --cluster`, or use spec.command"))
 	}
+	again, err := r.deleteStrayPods(ctx, w)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	res, err := r.reconcileCurrentPod(ctx, w)
+	if again > 0 && (res.RequeueAfter == 0 || again < res.RequeueAfter) {
+		res.RequeueAfter = again
+	}
+	return res, err
+}
+
+// deleteStrayPods deletes the Worker's Pods that are neither its current
+// Pod nor ended. Each is one whose end was recorded by an operator that
+// stopped before it deleted it: a lost node's Pod, which goes with grace
+// 0, or a Pod a sidecar keeps running after the agent ended, which gets
+// the template's grace period. The Worker is read again around the cache
+// first, so a cache behind the last status write never takes the current
+// Pod for a stray, and a Pod the next start would adopt is left to it.
+// It returns when to look again at a stray still terminating, or 0.
+func (r *WorkerReconciler) deleteStrayPods(ctx context.Context, w *v1.Worker) (time.Duration, error) {
+	pods := &corev1.PodList{}
+	if err := r.client.List(ctx, pods, client.InNamespace(w.Namespace), client.MatchingLabels{WorkerLabel: w.Name}); err != nil {
+		return 0, err
+	}
+	var strays []*corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Name != w.Status.PodName && metav1.IsControlledBy(p, w) && p.Status.Phase != corev1.PodSucceeded && p.Status.Phase != corev1.PodFailed {
+			strays = append(strays, p)
+		}
+	}
+	if len(strays) == 0 {
+		return 0, nil
+	}
+	live := &v1.Worker{}
+	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(w), live); err != nil {
+		return 0, client.IgnoreNotFound(err)
+	}
+	now := r.now()
+	var again time.Duration
+	for _, p := range strays {
+		if p.Name == live.Status.PodName || live.UID != w.UID || mayBeAdopted(live, p.Name) {
+			continue
+		}
+		if !p.DeletionTimestamp.IsZero() {
+			if due := p.DeletionTimestamp.Add(r.nodeLostTimeout); now.Before(due) {
+				if wait := due.Sub(now); again == 0 || wait < again {
+					again = wait
+				}
+				continue
+			}
+			if err := r.deletePod(ctx, w, p); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		why := "it is still running"
+		if lost, msg, _ := nodeLost(p, now, r.nodeLostTimeout); lost {
+			why = msg
+			if err := r.client.Delete(ctx, p, client.GracePeriodSeconds(0)); err != nil && !apierrors.IsNotFound(err) {
+				return 0, err
+			}
+		} else if err := r.deletePod(ctx, w, p); err != nil {
+			return 0, err
+		}
+		current := "it has none"
+		if live.Status.PodName != "" {
+			current = "that is " + live.Status.PodName
+		}
+		r.recorder.Eventf(w, p, corev1.EventTypeNormal, EventStrayPodDeleted, "Delete",
+			"deleted pod %s: it is not the worker's current pod (%s) and has not ended: %s", p.Name, current, why)
+	}
+	return again, nil
+}
+
+// mayBeAdopted tells whether a Pod named name is one the Worker's next
+// start takes as its own: a start whose status write was lost left it
+// behind, and createPod adopts a Pod of the name it would create.
+func mayBeAdopted(w *v1.Worker, name string) bool {
+	next := fmt.Sprintf("%s-%d", w.Name, w.Status.Restarts+1)
+	first := w.Status.PodName == "" && (w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending) &&
+		name == fmt.Sprintf("%s-%d", w.Name, w.Status.Restarts)
+	return name == next || first
+}
+
+// reconcileCurrentPod follows the Worker's current Pod: it starts one when
+// there is none, records its end, and reports it running or pending.
+func (r *WorkerReconciler) reconcileCurrentPod(ctx context.Context, w *v1.Worker) (ctrl.Result, error) {
 	if w.Status.PodName == "" {
 		switch w.Status.Phase {
 		case "", v1.WorkerPending, v1.WorkerRestarting:

@@ -779,3 +779,99 @@ func TestWorkerPodDeletedOnLostNode(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestWorkerStrayPods plays what an operator that stopped between
+// recording a Pod's end and deleting that Pod leaves behind: Pods of the
+// Worker that are neither its current Pod nor ended. The next reconcile
+// deletes each, a lost node's at once with grace 0 and a running one with
+// the template's grace period (forced once that is overdue, as no kubelet
+// answers here), and says so in an Event. The current Pod, and the Pod
+// that the Worker's next start would adopt (left by a start whose status
+// write was lost), are kept.
+func TestWorkerStrayPods(t *testing.T) {
+	env := startPodWorkers(t)
+	c := env.Client
+	ctx := context.Background()
+	w := podWorker("stray", 10)
+	if err := c.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	waitPodWorker(t, c, "stray", "created a pod", func(w *v1.Worker) bool { return w.Status.PodName == "stray-0" })
+	bind(t, c, "stray-0")
+	kubelet(t, c, "stray-0", corev1.PodRunning, "", running())
+	w = waitPodWorker(t, c, "stray", "Running", func(w *v1.Worker) bool { return w.Status.Phase == v1.WorkerRunning })
+
+	strays := []struct {
+		name      string
+		status    func(*corev1.PodStatus)
+		wantEvent string
+	}{
+		{name: "stray-sidecar", status: func(st *corev1.PodStatus) {
+			st.Phase = corev1.PodRunning
+			st.ContainerStatuses = []corev1.ContainerStatus{
+				{Name: "agent", Image: "example.invalid/agent:1", State: terminated(0, 0, "Completed")},
+				{Name: "proxy", Image: "example.invalid/proxy:1", State: running()},
+			}
+		}, wantEvent: "it is still running"},
+		{name: "stray-lost-node", status: func(st *corev1.PodStatus) {
+			st.Phase = corev1.PodRunning
+			st.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse, LastTransitionTime: metav1.NewTime(time.Now().Add(-time.Minute))}}
+		}, wantEvent: "not ready by its node's doing"},
+	}
+	create := func(name string, status func(*corev1.PodStatus)) {
+		t.Helper()
+		current := getPod(t, c, "stray-0")
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Labels: current.Labels}, Spec: current.Spec}
+		pod.Spec.NodeName = ""
+		if err := c.Create(ctx, pod); err != nil {
+			t.Fatal(err)
+		}
+		bind(t, c, name)
+		setPodStatus(t, c, name, status)
+		// The Worker owns it only now, so its first look sees it whole.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			pod := getPod(t, c, name)
+			pod.OwnerReferences = current.OwnerReferences
+			return c.Update(ctx, pod)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The name the next restart gives its Pod: kept for that start to adopt.
+	next := fmt.Sprintf("stray-%d", w.Status.Restarts+1)
+	create(next, func(st *corev1.PodStatus) { st.Phase = corev1.PodPending })
+	for _, s := range strays {
+		create(s.name, s.status)
+	}
+	for _, s := range strays {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: s.name}, &corev1.Pod{})
+			if apierrors.IsNotFound(err) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("stray pod %s was never deleted (%v); pods %v", s.name, err, workerPods(t, c, "stray"))
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		found := false
+		for _, e := range podEvents(t, c, "stray", controllers.EventStrayPodDeleted) {
+			if strings.Contains(e.Message, "deleted pod "+s.name+":") && strings.Contains(e.Message, "current pod (that is stray-0)") && strings.Contains(e.Message, s.wantEvent) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no %s Event for %s saying %q: %+v", controllers.EventStrayPodDeleted, s.name, s.wantEvent, podEvents(t, c, "stray", controllers.EventStrayPodDeleted))
+		}
+	}
+	for _, keep := range []string{"stray-0", next} {
+		if p := getPod(t, c, keep); !p.DeletionTimestamp.IsZero() {
+			t.Errorf("pod %s was deleted; it is the current pod or the next start's", keep)
+		}
+	}
+	if got := waitPodWorker(t, c, "stray", "kept", func(*v1.Worker) bool { return true }); got.Status.PodName != "stray-0" || len(got.Status.Crashes) != 0 {
+		t.Errorf("worker status changed by the strays: pod %q, crashes %+v", got.Status.PodName, got.Status.Crashes)
+	}
+}
