@@ -376,3 +376,51 @@ func newestEntries(t *testing.T, path string) map[string]journalLine {
 	}
 	return out
 }
+
+// TestPowerLossOfANewStore creates a store's files where there were none
+// and writes to it, with every fsync recorded from before: a power loss at
+// any fsync must keep every acknowledged write, so the names of the
+// store's directory, its lock file and its journal must be durable by the
+// first acknowledgement. The store starts from nothing, or from a
+// directory holding only the object directories (a store copied without
+// its journal, or laid out by hand).
+func TestPowerLossOfANewStore(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		layout []string
+	}{
+		{name: "no directory"},
+		{name: "object directories only", layout: []string{"store/hooks/default"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			parent := t.TempDir()
+			for _, d := range tc.layout {
+				must(t, os.MkdirAll(filepath.Join(parent, d), 0o700))
+			}
+			pl := &powerLossIO{acked: ackedWrites{count: map[string]int{}, tried: map[string]int{}, created: map[string]bool{}, deleted: map[string]bool{}, tryDel: map[string]bool{}}}
+			root := pl.baseline(t, parent)
+			s := openStore(t, filepath.Join(parent, "store"), func(o *filestore.Options) { o.IO = pl })
+			c := s.Client()
+			for i := range 3 {
+				created := hook(fmt.Sprintf("h%d", i))
+				if err := c.Create(ctx, created); err != nil {
+					t.Fatal(err)
+				}
+				pl.mu.Lock()
+				pl.acked.created["default/"+created.Name] = true
+				pl.mu.Unlock()
+			}
+			must(t, s.Close())
+			pl.mu.Lock()
+			images := append(pl.images, pl.snapshot())
+			pl.mu.Unlock()
+			for i, img := range images {
+				crashed := filepath.Join(t.TempDir(), "parent")
+				must(t, os.Mkdir(crashed, 0o700))
+				img.materialize(t, root, crashed)
+				checkAfterPowerLoss(t, fmt.Sprintf("power loss %d of %d", i+1, len(images)), filepath.Join(crashed, "store"), img.acked)
+			}
+		})
+	}
+}

@@ -191,8 +191,15 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("%w at %s (create one with tether init, or name it with --store)", ErrNoStore, dir)
 		}
 	}
+	_, statErr := os.Lstat(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", dir, err)
+	}
+	if errors.Is(statErr, fs.ErrNotExist) {
+		// A new store's name is durable only once its parent is fsynced.
+		if err := s.syncParent(dir); err != nil {
+			return nil, fmt.Errorf("creating store %s: %w", dir, err)
+		}
 	}
 	if err := checkNotSymlink(dir); err != nil {
 		return nil, err
@@ -212,6 +219,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = s.root.Close()
 		return nil, err
 	}
+	created := !exists(filepath.Join(dir, lockName)) || !exists(filepath.Join(dir, journalName))
 	lock, err := s.openBeneath(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
 	if readOnlyErr(err) {
 		lock, err = s.openBeneath(filepath.Join(dir, lockName), os.O_RDONLY, 0)
@@ -229,6 +237,18 @@ func Open(dir string, opts Options) (*Store, error) {
 		_ = s.markFile.Close()
 		_ = s.root.Close()
 		return nil, err
+	}
+	if created {
+		// The lock file and the journal a write appends to are in the
+		// store only once the directory holding their names is fsynced:
+		// an fsynced append to a journal whose name a power loss drops
+		// is lost with it.
+		if err := s.io.Sync(s.root); err != nil && !readOnlyErr(err) {
+			_ = s.journal.close()
+			_ = s.markFile.Close()
+			_ = s.root.Close()
+			return nil, fmt.Errorf("syncing store %s: %w", dir, err)
+		}
 	}
 	s.journal.voidFrom, s.journal.markVoid = s.voidFrom, s.writeVoid
 	s.journal.onCorrupt = func(c *corruptLine) { s.report(c.problem(s.journal.path), storeReference()) }
@@ -309,6 +329,23 @@ func ignoreInGit(dir string) error {
 		return fmt.Errorf("store %s: %w", dir, err)
 	}
 	return nil
+}
+
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
+}
+
+// syncParent fsyncs the directory holding dir. One the process cannot
+// open (a parent it may not read) is left as it is: only the sync of an
+// open directory can fail to be durable.
+func (s *Store) syncParent(dir string) error {
+	d, err := os.Open(filepath.Dir(dir))
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = d.Close() }()
+	return s.io.Sync(d)
 }
 
 // Close stops the store's watches and releases its files, after the
