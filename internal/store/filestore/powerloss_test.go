@@ -413,7 +413,8 @@ func TestPowerLossOfANewStore(t *testing.T) {
 			}
 			must(t, s.Close())
 			pl.mu.Lock()
-			images := append(pl.images, pl.snapshot())
+			pl.images = append(pl.images, pl.snapshot())
+			images := pl.images
 			pl.mu.Unlock()
 			for i, img := range images {
 				crashed := filepath.Join(t.TempDir(), "parent")
