@@ -492,6 +492,12 @@ func TestWorkerPodEnds(t *testing.T) {
 			}
 			old := &corev1.Pod{}
 			err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: first}, old)
+			// The end is recorded, and its Event sent, before the lost
+			// node's Pod is deleted: the deletion may still be on its way.
+			for deadline := time.Now().Add(10 * time.Second); tc.forced && err == nil && time.Now().Before(deadline); {
+				time.Sleep(20 * time.Millisecond)
+				err = c.Get(ctx, client.ObjectKey{Namespace: "default", Name: first}, old)
+			}
 			switch {
 			case tc.forced && !apierrors.IsNotFound(err):
 				t.Errorf("the lost node's pod %s is still there (%v)", first, err)
