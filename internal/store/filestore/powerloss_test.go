@@ -89,6 +89,13 @@ type powerLossIO struct {
 	acked   ackedWrites
 }
 
+func newPowerLossIO() *powerLossIO {
+	return &powerLossIO{
+		current: diskImage{files: map[inodeKey][]byte{}, dirs: map[inodeKey]map[string]dirEntry{}},
+		acked:   ackedWrites{count: map[string]int{}, tried: map[string]int{}, created: map[string]bool{}, deleted: map[string]bool{}, tryDel: map[string]bool{}},
+	}
+}
+
 func statKey(dirfd int, name string, flags int) (inodeKey, bool, error) {
 	var st unix.Statx_t
 	if err := unix.Statx(dirfd, name, flags|unix.AT_SYMLINK_NOFOLLOW, unix.STATX_INO|unix.STATX_BTIME|unix.STATX_TYPE, &st); err != nil {
@@ -213,7 +220,7 @@ func (img diskImage) materialize(t *testing.T, root inodeKey, dst string) {
 func TestPowerLoss(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	pl := &powerLossIO{current: diskImage{files: map[inodeKey][]byte{}, dirs: map[inodeKey]map[string]dirEntry{}}, acked: ackedWrites{count: map[string]int{}, tried: map[string]int{}, created: map[string]bool{}, deleted: map[string]bool{}, tryDel: map[string]bool{}}}
+	pl := newPowerLossIO()
 	s := openStore(t, dir, func(o *filestore.Options) { o.IO = pl })
 	c := s.Client()
 	const writers, rounds = 4, 8
@@ -266,17 +273,26 @@ func TestPowerLoss(t *testing.T) {
 	}
 	wg.Wait()
 	must(t, s.Close())
-	pl.mu.Lock()
-	pl.images = append(pl.images, pl.snapshot())
-	images := pl.images
-	pl.mu.Unlock()
+	n := pl.checkEveryImage(t, root, "")
+	t.Logf("%d power losses, each with every unsynced write dropped", n)
+}
+
+// checkEveryImage adds the image after the last fsync, then, for each
+// image, rebuilds the directory root as a power loss would leave it and
+// checks the store at rel inside it. It returns how many it checked.
+func (p *powerLossIO) checkEveryImage(t *testing.T, root inodeKey, rel string) int {
+	t.Helper()
+	p.mu.Lock()
+	p.images = append(p.images, p.snapshot())
+	images := p.images
+	p.mu.Unlock()
 	for i, img := range images {
-		crashed := filepath.Join(t.TempDir(), "store")
+		crashed := filepath.Join(t.TempDir(), "root")
 		must(t, os.Mkdir(crashed, 0o700))
 		img.materialize(t, root, crashed)
-		checkAfterPowerLoss(t, fmt.Sprintf("power loss %d of %d", i+1, len(images)), crashed, img.acked)
+		checkAfterPowerLoss(t, fmt.Sprintf("power loss %d of %d", i+1, len(images)), filepath.Join(crashed, rel), img.acked)
 	}
-	t.Logf("%d power losses, each with every unsynced write dropped", len(images))
+	return len(images)
 }
 
 // checkAfterPowerLoss opens the store left by a power loss and checks it
@@ -398,7 +414,7 @@ func TestPowerLossOfANewStore(t *testing.T) {
 			for _, d := range tc.layout {
 				must(t, os.MkdirAll(filepath.Join(parent, d), 0o700))
 			}
-			pl := &powerLossIO{acked: ackedWrites{count: map[string]int{}, tried: map[string]int{}, created: map[string]bool{}, deleted: map[string]bool{}, tryDel: map[string]bool{}}}
+			pl := newPowerLossIO()
 			root := pl.baseline(t, parent)
 			s := openStore(t, filepath.Join(parent, "store"), func(o *filestore.Options) { o.IO = pl })
 			c := s.Client()
@@ -412,16 +428,7 @@ func TestPowerLossOfANewStore(t *testing.T) {
 				pl.mu.Unlock()
 			}
 			must(t, s.Close())
-			pl.mu.Lock()
-			pl.images = append(pl.images, pl.snapshot())
-			images := pl.images
-			pl.mu.Unlock()
-			for i, img := range images {
-				crashed := filepath.Join(t.TempDir(), "parent")
-				must(t, os.Mkdir(crashed, 0o700))
-				img.materialize(t, root, crashed)
-				checkAfterPowerLoss(t, fmt.Sprintf("power loss %d of %d", i+1, len(images)), filepath.Join(crashed, "store"), img.acked)
-			}
+			pl.checkEveryImage(t, root, "store")
 		})
 	}
 }
