@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -354,12 +355,17 @@ func TestCheckpointsOnKubeAPIServer(t *testing.T) {
 		return slices.Equal(checkpointNames(t, c, "kube"), []string{"kube-3", "kube-4"}) &&
 			slices.Equal(refSeqs(t, h.Spec.Workspace, "kube"), []int64{3, 4})
 	})
-	got := &v1.Checkpoint{}
-	if err := c.Get(ctx, client.ObjectKeyFromObject(last), got); err != nil {
-		t.Fatal(err)
-	}
-	got.Spec.Description = "rewritten"
-	if err := c.Update(ctx, got); err == nil || !strings.Contains(err.Error(), "immutable") {
+	// The Checkpoint reconciler may write the object meanwhile: a conflict
+	// is retried, so that the answer is the one to the spec change.
+	err = retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		got := &v1.Checkpoint{}
+		if err := c.Get(ctx, client.ObjectKeyFromObject(last), got); err != nil {
+			return err
+		}
+		got.Spec.Description = "rewritten"
+		return c.Update(ctx, got)
+	})
+	if err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Errorf("updating a Checkpoint's spec: %v, want the immutability rule", err)
 	}
 }
