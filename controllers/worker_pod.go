@@ -440,10 +440,15 @@ func (r *WorkerReconciler) deleteStrayPods(ctx context.Context, w *v1.Worker) (t
 // start takes as its own: a start whose status write was lost left it
 // behind, and createPod adopts a Pod of the name it would create.
 func mayBeAdopted(w *v1.Worker, name string) bool {
-	next := fmt.Sprintf("%s-%d", w.Name, w.Status.Restarts+1)
 	first := w.Status.PodName == "" && (w.Status.Phase == "" || w.Status.Phase == v1.WorkerPending) &&
-		name == fmt.Sprintf("%s-%d", w.Name, w.Status.Restarts)
-	return name == next || first
+		name == podName(w, w.Status.Restarts)
+	return name == podName(w, w.Status.Restarts+1) || first
+}
+
+// podName is the name of the Worker's Pod started after restarts
+// restarts; a retried start gets the same name, so it never runs two.
+func podName(w *v1.Worker, restarts int32) string {
+	return fmt.Sprintf("%s-%d", w.Name, restarts)
 }
 
 // reconcileCurrentPod follows the Worker's current Pod: it starts one when
@@ -650,7 +655,7 @@ func (r *WorkerReconciler) recordInvalidTemplate(w *v1.Worker, invalid *invalidT
 func (r *WorkerReconciler) podFor(ctx context.Context, w *v1.Worker, scheme *runtime.Scheme) (*corev1.Pod, error) {
 	t := w.Spec.Template.DeepCopy()
 	pod := &corev1.Pod{ObjectMeta: t.ObjectMeta, Spec: t.Spec}
-	pod.Name = fmt.Sprintf("%s-%d", w.Name, w.Status.Restarts)
+	pod.Name = podName(w, w.Status.Restarts)
 	pod.GenerateName = ""
 	pod.Namespace = w.Namespace
 	if pod.Labels == nil {

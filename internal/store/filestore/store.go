@@ -191,11 +191,11 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("%w at %s (create one with tether init, or name it with --store)", ErrNoStore, dir)
 		}
 	}
-	_, statErr := os.Lstat(dir)
+	newDir := !exists(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating store %s: %w", dir, err)
 	}
-	if errors.Is(statErr, fs.ErrNotExist) {
+	if newDir {
 		// A new store's name is durable only once its parent is fsynced.
 		if err := s.syncParent(dir); err != nil {
 			return nil, fmt.Errorf("creating store %s: %w", dir, err)
