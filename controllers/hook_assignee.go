@@ -119,6 +119,16 @@ func (r *HookReconciler) checkAssignee(ctx context.Context, cached *v1.Hook) (*v
 		return cached, nil, nil
 	}
 	wkey := types.NamespacedName{Namespace: cached.Namespace, Name: cached.Spec.Assignee}
+	// A crash noticed before it is stored is judged on the cached Hook
+	// without reading around the cache: the notice lists the generation
+	// the dead process held, read after its exit, and the writes that free
+	// the Hook carry the cached resourceVersion, so a claim made since makes
+	// them conflict and the Hook is judged again on its new version.
+	if noticed := r.exits.lookup(wkey); noticed != nil {
+		if lost, why := assigneeLost(cached, noticed); lost {
+			return cached, &assigneeLoss{worker: noticed.Name, why: why}, nil
+		}
+	}
 	w := &v1.Worker{}
 	if err := r.Client.Get(ctx, wkey, w); err != nil {
 		return cached, nil, client.IgnoreNotFound(err)

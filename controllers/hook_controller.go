@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
@@ -69,6 +70,9 @@ type HookReconciler struct {
 	Now func() time.Time
 
 	receipts receiptMemo
+	// exits are the Worker reconciler's crashes not yet stored; nil when
+	// no Worker reconciler runs beside this one.
+	exits *exitNotices
 }
 
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch;update
@@ -193,13 +197,16 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1.Hook{}, HookAssigneeField, indexHookAssignee); err != nil {
 		return fmt.Errorf("indexing hooks by %s: %w", HookAssigneeField, err)
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Hook{}).
 		Named("hook").
 		Watches(&v1.Worker{}, handler.EnqueueRequestsFromMapFunc(r.hooksOfWorker)).
 		// The recovery file lists the Hook's checkpoints: one created, pruned
 		// or deleted without a Hook write must still rewrite it.
 		Owns(&v1.Checkpoint{}).
-		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
-		Complete(r)
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation})
+	if r.exits != nil {
+		b = b.WatchesRawSource(source.Channel(r.exits.hooks, &handler.EnqueueRequestForObject{}))
+	}
+	return b.Complete(r)
 }

@@ -55,6 +55,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if opts.Config == nil {
 		return errors.New("controllers.SetupAll: Options.Config is required")
 	}
+	exits := newExitNotices()
 	hooks := &HookReconciler{
 		Client:      mgr.GetClient(),
 		Reader:      mgr.GetAPIReader(),
@@ -62,11 +63,12 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		Config:      opts.Config,
 		RecoveryDir: opts.RecoveryDir,
 		Evidence:    opts.Evidence,
+		exits:       exits,
 	}
 	if err := hooks.setup(mgr, opts.SkipNameValidation); err != nil {
 		return err
 	}
-	if err := setupWorker(mgr, opts.Worker, opts.SkipNameValidation); err != nil {
+	if err := setupWorker(mgr, opts.Worker, exits, opts.SkipNameValidation); err != nil {
 		return err
 	}
 	if err := setupCheckpoints(mgr, opts); err != nil {

@@ -128,7 +128,10 @@ type WorkerReconciler struct {
 	env      []string
 	grace    time.Duration
 	procs    *procTable
-	now      func() time.Time
+	// exits posts each crash to the Hook reconciler before it is stored;
+	// nil posts nothing.
+	exits *exitNotices
+	now   func() time.Time
 	// pods tells whether the backend serves Pods, which Workers with a
 	// Pod template need: a cluster does, the local store does not.
 	pods              bool
@@ -139,11 +142,12 @@ type WorkerReconciler struct {
 
 // setupWorker registers the Worker reconciler with mgr. It reads Workers
 // and Hooks around the cache through mgr's API reader.
-func setupWorker(mgr ctrl.Manager, opts WorkerOptions, skipNameValidation bool) error {
+func setupWorker(mgr ctrl.Manager, opts WorkerOptions, exits *exitNotices, skipNameValidation bool) error {
 	r, err := newWorkerReconciler(mgr.GetClient(), mgr.GetAPIReader(), mgr.GetEventRecorder(WorkerControllerName), opts)
 	if err != nil {
 		return err
 	}
+	r.exits = exits
 	if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
 		<-ctx.Done()
 		r.procs.close()
@@ -344,6 +348,7 @@ func (r *WorkerReconciler) finalize(ctx context.Context, w *v1.Worker) error {
 		}
 	}
 	r.procs.forgetAll(key)
+	r.exits.forget(key)
 	if clearsAssignee(w) {
 		// The Hook reconciler frees the Hooks of a Worker being deleted; the
 		// deletion waits for it, so that it sees the Worker go. The Hook

@@ -465,9 +465,13 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc)
 	case !clean && action != ActionNotifyOnly && launchErr != nil:
 		extra = append(extra, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", launchErr.Error()))
 	}
+	// The Hook reconciler may free the Hooks while this write is in
+	// flight: an end costs one write before they are free, not two.
+	r.exits.publish(w, rec.PID, held)
 	if err := r.writeStatus(ctx, w, extra...); err != nil {
 		return err
 	}
+	r.exits.withdraw(key, rec.PID)
 	r.procs.forget(key, exit.Identity)
 	if !clean {
 		metrics.WorkerCrashed(exit.Reason)
