@@ -17,6 +17,7 @@ limitations under the License.
 package notify
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
 // Payload is the JSON document a notifier reads on stdin.
@@ -148,7 +150,7 @@ func Describe(ev *corev1.Event, reason config.NotifyReason, w *v1.Worker, h *v1.
 		p.Namespace = ev.Namespace
 	}
 	if w != nil {
-		p.Worker = describeWorker(w, o.Time)
+		p.Worker = describeWorker(w, ev.Message, o.Time)
 	}
 	if h != nil {
 		p.Hook = describeHook(h)
@@ -156,16 +158,23 @@ func Describe(ev *corev1.Event, reason config.NotifyReason, w *v1.Worker, h *v1.
 	return p
 }
 
-// describeWorker tells of w, with the newest crash record from no later
-// than at: the one the Event reports, even when later crashes followed.
-func describeWorker(w *v1.Worker, at time.Time) *Worker {
+// describeWorker tells of w, with the crash record that the Event, of
+// message and time at, reports, even when later crashes followed: the
+// newest record of the process the message begins with (the Worker
+// reconciler's Events of a process's end do), else the newest from no
+// later than at. Crash records keep whole seconds, so several crashes in
+// one second are told apart only by their process.
+func describeWorker(w *v1.Worker, message string, at time.Time) *Worker {
 	out := &Worker{Phase: w.Status.Phase, Restarts: w.Status.Restarts, PID: w.Status.PID, Host: w.Status.Host, LogFile: w.Status.LogFile}
-	// Crash records keep whole seconds; the Event that reports one is
-	// recorded after it.
+	// The Event that reports a crash is recorded after it.
 	limit := at.Truncate(time.Second)
+	id, byProcess := supervise.ParseIdentityPrefix(message)
+	if byProcess && !slices.ContainsFunc(w.Status.Crashes, func(c v1.CrashRecord) bool { return int(c.PID) == id.PID }) {
+		byProcess = false
+	}
 	for i := len(w.Status.Crashes) - 1; i >= 0; i-- {
 		c := w.Status.Crashes[i]
-		if c.Time.After(limit) {
+		if byProcess && int(c.PID) != id.PID || !byProcess && c.Time.After(limit) {
 			continue
 		}
 		out.Crash = c.DeepCopy()

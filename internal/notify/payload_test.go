@@ -33,21 +33,35 @@ func TestDescribeWorkerPicksTheCrashTheEventReports(t *testing.T) {
 	crash := func(pid int32, at time.Time) v1.CrashRecord {
 		return v1.CrashRecord{Time: metav1.NewTime(at), PID: pid, Reason: "Exited", Hook: "a,b"}
 	}
-	w := &v1.Worker{Status: v1.WorkerStatus{Crashes: []v1.CrashRecord{crash(1, t0), crash(2, t0.Add(time.Minute)), crash(3, t0.Add(2*time.Minute))}}}
+	// Crashes 3, 4 and 5 fall in one second, as automatic restarts of a
+	// process that fails at once do.
+	burst := t0.Add(2 * time.Minute)
+	w := &v1.Worker{Status: v1.WorkerStatus{Crashes: []v1.CrashRecord{crash(1, t0), crash(2, t0.Add(time.Minute)), crash(3, burst), crash(4, burst), crash(5, burst)}}}
 	cases := []struct {
 		name    string
+		message string
 		eventAt time.Time
 		series  *time.Time
 		pid     int32 // 0: none
 	}{
+		{name: "the first of three crashes in one second, by its process", message: "pid 3 (start 88) exited with code 3; it held hook a",
+			eventAt: burst.Add(100 * time.Millisecond), pid: 3},
+		{name: "the second of three crashes in one second", message: "pid 4 (start 90) killed by signal 9 (SIGKILL); restarted as pid 5 (start 91)",
+			eventAt: burst.Add(500 * time.Millisecond), pid: 4},
+		{name: "an older crash reported late, by its process", message: "pid 1 (start 1) exited with code 3",
+			eventAt: burst.Add(time.Second), pid: 1},
+		{name: "a process no record names: by time", message: "pid 99 (start 1) exited with code 3",
+			eventAt: t0.Add(time.Minute + time.Second), pid: 2},
+		{name: "a message naming no process (a Pod's end): by time", message: "pod w-3 failed: OOMKilled",
+			eventAt: t0.Add(time.Minute + time.Second), pid: 2},
 		{name: "the event just after the first crash", eventAt: t0.Add(300 * time.Millisecond), pid: 1},
 		{name: "the event in the second of the second crash", eventAt: t0.Add(time.Minute + 999*time.Millisecond), pid: 2},
-		{name: "a series observed at the third", eventAt: t0, series: ptr(t0.Add(2*time.Minute + time.Second)), pid: 3},
+		{name: "a series observed at the last", eventAt: t0, series: ptr(burst.Add(time.Second)), pid: 5},
 		{name: "an event before any crash", eventAt: t0.Add(-time.Second)},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			ev := &corev1.Event{EventTime: metav1.NewMicroTime(c.eventAt), Reason: "WorkerCrashed",
+			ev := &corev1.Event{EventTime: metav1.NewMicroTime(c.eventAt), Reason: "WorkerCrashed", Message: c.message,
 				InvolvedObject: corev1.ObjectReference{Kind: "Worker", Name: "w", Namespace: "ns"}}
 			if c.series != nil {
 				ev.Series = &corev1.EventSeries{Count: 4, LastObservedTime: metav1.NewMicroTime(*c.series)}

@@ -52,6 +52,17 @@ func (id Identity) String() string {
 	return fmt.Sprintf("pid %d (start %d)", id.PID, id.StartTicks)
 }
 
+// ParseIdentityPrefix reads the Identity that s begins with, as String
+// writes it (the Events of a process's end begin so), with false when s
+// does not begin with one.
+func ParseIdentityPrefix(s string) (Identity, bool) {
+	var id Identity
+	if n, err := fmt.Sscanf(s, "pid %d (start %d)", &id.PID, &id.StartTicks); err != nil || n != 2 || id.PID <= 0 {
+		return Identity{}, false
+	}
+	return id, true
+}
+
 // procRoot is where proc(5) is mounted; tests do not change it.
 const procRoot = "/proc"
 

@@ -419,3 +419,27 @@ func TestFindLaunched(t *testing.T) {
 		t.Fatalf("FindLaunched found %v after the process ended", got)
 	}
 }
+
+func TestParseIdentityPrefix(t *testing.T) {
+	id := Identity{PID: 4242, StartTicks: 987654}
+	cases := []struct {
+		in   string
+		want Identity
+		ok   bool
+	}{
+		{id.String(), id, true},
+		{id.String() + " exited with code 3; it held hook a", id, true},
+		{"pid 7 (start 0) killed by signal 9 (killed)", Identity{PID: 7}, true},
+		{"pod w-3 failed: OOMKilled", Identity{}, false},
+		{"pid 0 (start 5) exited", Identity{}, false},
+		{"pid 12 (start x)", Identity{}, false},
+		{"a crash of pid 12 (start 3)", Identity{}, false},
+		{"", Identity{}, false},
+	}
+	for _, c := range cases {
+		got, ok := ParseIdentityPrefix(c.in)
+		if ok != c.ok || got != c.want {
+			t.Errorf("ParseIdentityPrefix(%q) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
