@@ -98,6 +98,65 @@ type journal struct {
 	tail     *entry
 	tailSize int64
 	tailMod  time.Time
+	// recent holds, under tailMu, the newest entry this process appended
+	// for each of the last recentLimit objects it wrote, so that reading
+	// one back decodes the entry's JSON rather than the file's YAML
+	// (Store.fromJournal). recentKeys orders them, oldest first. A
+	// resourceVersion is issued once, so an entry names one content of
+	// its object's file for ever; only an entry taken back (rollback, a
+	// void cut, a torn line cut off) may see its resourceVersion issued
+	// again, and those clear recent.
+	recent     map[string]*entry
+	recentKeys []string
+}
+
+// recentLimit bounds journal.recent: the objects a process wrote last are
+// the ones it reads back (an update after a create, a reconcile after its
+// own write, a watch event).
+const recentLimit = 128
+
+// entryKey names the object of e in journal.recent.
+func entryKey(resource, namespace, name string) string {
+	return resource + "/" + namespace + "/" + name
+}
+
+// rememberRecent keeps e, just appended, in recent.
+func (j *journal) rememberRecent(e *entry) {
+	j.tailMu.Lock()
+	defer j.tailMu.Unlock()
+	key := entryKey(e.Resource, e.Namespace, e.Name)
+	if e.Type == Deleted || e.RV == 0 {
+		if _, ok := j.recent[key]; ok {
+			delete(j.recent, key)
+			j.recentKeys = slices.DeleteFunc(j.recentKeys, func(k string) bool { return k == key })
+		}
+		return
+	}
+	if j.recent == nil {
+		j.recent = map[string]*entry{}
+	}
+	if _, ok := j.recent[key]; !ok {
+		j.recentKeys = append(j.recentKeys, key)
+		if len(j.recentKeys) > recentLimit {
+			delete(j.recent, j.recentKeys[0])
+			j.recentKeys = append([]string(nil), j.recentKeys[1:]...)
+		}
+	}
+	j.recent[key] = e
+}
+
+// recentEntry returns the entry recent holds for an object, or nil.
+func (j *journal) recentEntry(resource, namespace, name string) *entry {
+	j.tailMu.Lock()
+	defer j.tailMu.Unlock()
+	return j.recent[entryKey(resource, namespace, name)]
+}
+
+// forgetRecent empties recent, when entries were taken back.
+func (j *journal) forgetRecent() {
+	j.tailMu.Lock()
+	defer j.tailMu.Unlock()
+	j.recent, j.recentKeys = nil, nil
 }
 
 // openJournal opens the store's journal, through no symbolic link.
@@ -146,9 +205,10 @@ func (j *journal) append(e *entry) error {
 	if err := j.io.Sync(j.f); err != nil {
 		return errors.Join(err, j.rollback(before))
 	}
+	last := *e
+	last.Object = append(json.RawMessage(nil), e.Object...)
+	j.rememberRecent(&last)
 	if fi, err := j.f.Stat(); err == nil {
-		last := *e
-		last.Object = append(json.RawMessage(nil), e.Object...)
 		j.rememberTail(&last, fi)
 	}
 	return nil
@@ -175,9 +235,10 @@ func (j *journal) appendUnsynced(e *entry) (int64, error) {
 	if _, err := j.io.Write(j.f, line); err != nil {
 		return 0, errors.Join(err, j.rollback(before))
 	}
+	last := *e
+	last.Object = append(json.RawMessage(nil), e.Object...)
+	j.rememberRecent(&last)
 	if fi, err := j.f.Stat(); err == nil {
-		last := *e
-		last.Object = append(json.RawMessage(nil), e.Object...)
 		j.rememberTail(&last, fi)
 	}
 	return before, nil
@@ -246,6 +307,7 @@ func (j *journal) lastGroups(n int) ([]*entry, error) {
 // others.
 func (j *journal) rollback(size int64) error {
 	j.forgetTail()
+	j.forgetRecent()
 	err := func() error {
 		f, err := j.open()
 		if err != nil {
@@ -334,6 +396,7 @@ func (j *journal) repairTail() error {
 		return err
 	}
 	j.forgetTail()
+	j.forgetRecent()
 	if err := j.f.Truncate(end); err != nil {
 		return err
 	}

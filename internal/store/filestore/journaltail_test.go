@@ -32,9 +32,10 @@ import (
 )
 
 // TestJournalTailReadMatchesFile checks that an object read back from the
-// journal's last entry is the object its file's YAML gives, for values
-// whose YAML form is tricky, and that the shortcut is taken only for that
-// entry's version of that object.
+// journal entry this process appended is the object its file's YAML gives,
+// for values whose YAML form is tricky, for the last entry and for earlier
+// ones, that the shortcut is taken only for that entry's version of that
+// object, and that an entry taken back is never used.
 func TestJournalTailReadMatchesFile(t *testing.T) {
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
@@ -55,6 +56,7 @@ func TestJournalTailReadMatchesFile(t *testing.T) {
 		map[string]interface{}{"1": "one", "true": "t", "": "empty", "a b": "c"},
 	}
 	ctx := context.Background()
+	var written []fileVersion
 	for i, v := range values {
 		ev := &unstructured.Unstructured{Object: map[string]interface{}{
 			"apiVersion": "v1",
@@ -84,18 +86,87 @@ func TestJournalTailReadMatchesFile(t *testing.T) {
 		if err := utiljson.Unmarshal(js, &fromYAML); err != nil {
 			t.Fatal(err)
 		}
-		got := s.fromJournalTail(path, rv)
+		got := s.fromJournal(path, rv)
 		if got == nil {
 			t.Fatalf("value %d: the object just written was not read from the journal", i)
 		}
 		if !reflect.DeepEqual(got.Object, fromYAML) {
 			t.Errorf("value %d (%#v):\nfrom the journal %#v\nfrom the file    %#v", i, v, got.Object, fromYAML)
 		}
-		if s.fromJournalTail(path, rv-1) != nil {
+		if s.fromJournal(path, rv-1) != nil {
 			t.Errorf("value %d: another version was read from the journal", i)
 		}
-		if i > 0 && s.fromJournalTail(s.objectPath(r, "default", fmt.Sprintf("e%d", i-1)), rv) != nil {
+		if i > 0 && s.fromJournal(s.objectPath(r, "default", fmt.Sprintf("e%d", i-1)), rv) != nil {
 			t.Errorf("value %d: another object was read from the journal", i)
 		}
+		written = append(written, fileVersion{path, rv, fromYAML})
+	}
+	// Earlier objects, no longer the journal's last entry, still read
+	// back from their entries.
+	for i, w := range written {
+		got := s.fromJournal(w.path, w.rv)
+		if got == nil || !reflect.DeepEqual(got.Object, w.obj) {
+			t.Errorf("value %d read back after later writes: %v, want the file's %v", i, got, w.obj)
+		}
+	}
+	// An entry taken back may see its resourceVersion issued again.
+	size, err := s.journal.size()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.journal.rollback(size); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range written {
+		if s.fromJournal(w.path, w.rv) != nil {
+			t.Errorf("value %d was read from an entry remembered across a rollback", i)
+		}
+	}
+}
+
+// fileVersion is one version of an object file, and the object its YAML gives.
+type fileVersion struct {
+	path string
+	rv   uint64
+	obj  map[string]interface{}
+}
+
+// TestRecentEntriesAreBounded checks that the journal remembers the
+// entries of the last recentLimit objects written, and no more.
+func TestRecentEntriesAreBounded(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(t.TempDir(), Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	n := recentLimit + 10
+	for i := range n {
+		s.journal.rememberRecent(&entry{Type: Added, Resource: "events", Namespace: "default", Name: fmt.Sprintf("e%d", i), RV: uint64(i + 1)})
+	}
+	s.journal.rememberRecent(&entry{Type: Modified, Resource: "events", Namespace: "default", Name: fmt.Sprintf("e%d", n-1), RV: uint64(n + 1)})
+	for i := range n {
+		got := s.journal.recentEntry("events", "default", fmt.Sprintf("e%d", i))
+		kept := i >= n-recentLimit
+		if (got != nil) != kept {
+			t.Errorf("object %d of %d: remembered %v, want %v", i, n, got != nil, kept)
+		}
+	}
+	if e := s.journal.recentEntry("events", "default", fmt.Sprintf("e%d", n-1)); e == nil || e.RV != uint64(n+1) {
+		t.Errorf("the newest entry of an object rewritten: %+v", e)
+	}
+	s.journal.rememberRecent(&entry{Type: Deleted, Resource: "events", Namespace: "default", Name: "e20", RV: uint64(n + 2)})
+	if s.journal.recentEntry("events", "default", "e20") != nil {
+		t.Error("a deleted object is still remembered")
+	}
+	s.journal.rememberRecent(&entry{Type: Added, Resource: "events", Namespace: "default", Name: "e20", RV: uint64(n + 3)})
+	if len(s.journal.recent) != len(s.journal.recentKeys) {
+		t.Errorf("recent holds %d entries under %d keys", len(s.journal.recent), len(s.journal.recentKeys))
+	}
+	if len(s.journal.recent) > recentLimit || len(s.journal.recentKeys) > recentLimit {
+		t.Errorf("recent holds %d entries and %d keys, limit %d", len(s.journal.recent), len(s.journal.recentKeys), recentLimit)
 	}
 }

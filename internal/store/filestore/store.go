@@ -819,7 +819,7 @@ func (s *Store) readObjectFileStat(path string) (*storedObject, os.FileInfo, *os
 func (s *Store) decodeObjectFile(path string, data []byte) (*storedObject, error) {
 	rv, body, ok := parseHeader(data)
 	if ok {
-		if obj := s.fromJournalTail(path, rv); obj != nil {
+		if obj := s.fromJournal(path, rv); obj != nil {
 			return &storedObject{obj: obj}, nil
 		}
 	}
@@ -849,20 +849,24 @@ func (s *Store) decodeObjectFile(path string, data []byte) (*storedObject, error
 	return &storedObject{obj: obj, handEdited: !ok}, nil
 }
 
-// fromJournalTail decodes the object of a store-written file at path with
-// resourceVersion rv from the journal's last entry, when that entry is this
-// very version of this object: the store wrote the file from the entry's
-// JSON, so decoding that JSON gives the same object as parsing the file's
-// YAML, several times faster. This is the common case of reading an object
-// just written, as an update after a create or a status update does. It
-// returns nil otherwise.
-func (s *Store) fromJournalTail(path string, rv uint64) *unstructured.Unstructured {
-	e := s.journal.rememberedTail()
-	if e == nil || e.RV != rv || e.Type == Deleted {
+// fromJournal decodes the object of a store-written file at path with
+// resourceVersion rv from a journal entry this process appended or read
+// last, when that entry is this very version of this object: the store
+// wrote the file from the entry's JSON, so decoding that JSON gives the
+// same object as parsing the file's YAML, several times faster. This is
+// the common case of reading an object just written, as an update after a
+// create, a status update or a reconcile after its own write does, even
+// when other objects were written since. It returns nil otherwise.
+func (s *Store) fromJournal(path string, rv uint64) *unstructured.Unstructured {
+	r, ns, name, ok := s.keyOfPath(path)
+	if !ok {
 		return nil
 	}
-	r, ns, name, ok := s.keyOfPath(path)
-	if !ok || r.plural != e.Resource || ns != e.Namespace || name != e.Name {
+	e := s.journal.rememberedTail()
+	if e == nil || e.RV != rv || e.Resource != r.plural || e.Namespace != ns || e.Name != name {
+		e = s.journal.recentEntry(r.plural, ns, name)
+	}
+	if e == nil || e.RV != rv || e.Type == Deleted || e.Resource != r.plural || e.Namespace != ns || e.Name != name {
 		return nil
 	}
 	var content map[string]interface{}

@@ -152,6 +152,7 @@ func (s *Store) cutVoid() error {
 			return fmt.Errorf("%s: cutting back the entries of a failed write: %w", j.path, err)
 		}
 		j.forgetTail()
+		j.forgetRecent()
 		_ = j.f.Close()
 		j.f = f
 		s.log.Info("cut the journal back past the entries of a failed write", "journal", j.path, "offset", v)
