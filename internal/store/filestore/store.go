@@ -710,9 +710,12 @@ func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Un
 	}
 	size := s.journal.journalEnd(fi.Size())
 	needle := []byte(fmt.Sprintf(`"resource":%q,"namespace":%q,"name":%q`, r.plural, namespace, name))
-	const chunk = 1 << 20
+	// The first chunk is small, the common case being an entry near the
+	// end; each next one doubles, up to maxChunk.
+	const firstChunk, maxChunk = 64 << 10, 1 << 20
+	chunk := int64(firstChunk)
 	var tail []byte // the start of a line cut by the previous chunk boundary
-	for end := size; end > 0; {
+	for end := size; end > 0; chunk = min(2*chunk, maxChunk) {
 		start := max(end-chunk, 0)
 		buf := make([]byte, end-start, end-start+int64(len(tail)))
 		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
