@@ -37,15 +37,7 @@ import (
 // ones, that the shortcut is taken only for that entry's version of that
 // object, and that an entry taken back is never used.
 func TestJournalTailReadMatchesFile(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(t.TempDir(), Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = s.Close() }()
+	s := openCoreStore(t)
 	c := s.Client()
 	values := []interface{}{
 		"yes", "no", "null", "~", "1e3", "0x1F", "012", "-", "a: b", "- x", "#", "'q'", "\"q\"",
@@ -134,15 +126,7 @@ type fileVersion struct {
 // TestRecentEntriesAreBounded checks that the journal remembers the
 // entries of the last recentLimit objects written, and no more.
 func TestRecentEntriesAreBounded(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(t.TempDir(), Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = s.Close() }()
+	s := openCoreStore(t)
 	n := recentLimit + 10
 	for i := range n {
 		s.journal.rememberRecent(&entry{Type: Added, Resource: "events", Namespace: "default", Name: fmt.Sprintf("e%d", i), RV: uint64(i + 1)})
@@ -169,4 +153,20 @@ func TestRecentEntriesAreBounded(t *testing.T) {
 	if len(s.journal.recent) > recentLimit || len(s.journal.recentKeys) > recentLimit {
 		t.Errorf("recent holds %d entries and %d keys, limit %d", len(s.journal.recent), len(s.journal.recentKeys), recentLimit)
 	}
+}
+
+// openCoreStore opens a store in a temporary directory serving the core
+// kinds (Events among them), closed when the test ends.
+func openCoreStore(t *testing.T) *Store {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(t.TempDir(), Options{Scheme: scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
 }

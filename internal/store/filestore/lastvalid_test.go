@@ -23,27 +23,18 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // TestLastValidFindsEntriesAtAnyDepth checks the backward journal scan
-// that gives a refused hand edit its last valid version: it finds an
-// object's newest entry however far back it lies (in the first, small
-// chunk, across the boundaries of the doubling chunks, past the largest),
-// even when lines straddle chunk boundaries, and reports a deletion or an
-// object never written as none.
+// that gives a hand edit the version it is adopted over (or, if refused,
+// the version that stays in effect): it finds an object's newest entry
+// however far back it lies (in the first, small chunk, across the
+// boundaries of the doubling chunks, past the largest), even when lines
+// straddle chunk boundaries, and reports a deletion or an object never
+// written as none.
 func TestLastValidFindsEntriesAtAnyDepth(t *testing.T) {
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Open(t.TempDir(), Options{Scheme: scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = s.Close() }()
+	s := openCoreStore(t)
 	ctx := context.Background()
 	c := s.Client()
 	event := func(name, message string) *unstructured.Unstructured {

@@ -865,11 +865,14 @@ func (s *Store) fromJournal(path string, rv uint64) *unstructured.Unstructured {
 	if !ok {
 		return nil
 	}
+	isThisVersion := func(e *entry) bool {
+		return e != nil && e.RV == rv && e.Type != Deleted && e.Resource == r.plural && e.Namespace == ns && e.Name == name
+	}
 	e := s.journal.rememberedTail()
-	if e == nil || e.RV != rv || e.Resource != r.plural || e.Namespace != ns || e.Name != name {
+	if !isThisVersion(e) {
 		e = s.journal.recentEntry(r.plural, ns, name)
 	}
-	if e == nil || e.RV != rv || e.Type == Deleted || e.Resource != r.plural || e.Namespace != ns || e.Name != name {
+	if !isThisVersion(e) {
 		return nil
 	}
 	var content map[string]interface{}
