@@ -136,7 +136,7 @@ func (m *matcher) selective() bool {
 	return m.labels != nil && !m.labels.Empty() || m.fields != nil && !m.fields.Empty()
 }
 
-func (m *matcher) matches(u *unstructured.Unstructured) bool {
+func (m *matcher) matches(u metav1.Object) bool {
 	if m.namespace != "" && u.GetNamespace() != m.namespace {
 		return false
 	}
@@ -165,38 +165,51 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	if err != nil {
 		return err
 	}
-	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace)
+	out, isUnstructured := list.(*unstructured.UnstructuredList)
+	var newTyped func() client.Object
+	if _, err := c.s.scheme.New(r.gvk); !isUnstructured && err == nil {
+		newTyped = func() client.Object {
+			obj, _ := c.s.scheme.New(r.gvk)
+			return obj.(client.Object)
+		}
+	}
+	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace, newTyped)
 	if err != nil {
 		return err
 	}
 	matched := items[:0]
-	for _, u := range items {
-		if m.matches(u) {
-			matched = append(matched, u)
+	for _, so := range items {
+		if m.matches(so.object()) {
+			matched = append(matched, so)
 		}
 	}
-	if out, ok := list.(*unstructured.UnstructuredList); ok {
+	if isUnstructured {
 		out.Object = map[string]interface{}{}
 		out.SetGroupVersionKind(r.gvk.GroupVersion().WithKind(r.gvk.Kind + "List"))
 		out.SetResourceVersion(strconv.FormatUint(rv, 10))
 		out.Items = make([]unstructured.Unstructured, len(matched))
-		for i, u := range matched {
-			out.Items[i] = *u
+		for i, so := range matched {
+			out.Items[i] = *so.obj
 		}
 		return nil
 	}
 	return c.toTypedList(r, rv, matched, list)
 }
 
-// toTypedList converts items into the typed list. Converting by reflection
-// costs as much as decoding, so a large list converts on every CPU too.
-func (c *Client) toTypedList(r *resource, rv uint64, items []*unstructured.Unstructured, list client.ObjectList) error {
+// toTypedList puts items into the typed list, converting those read as
+// unstructured objects. Converting by reflection costs as much as
+// decoding, so a large list converts on every CPU too.
+func (c *Client) toTypedList(r *resource, rv uint64, items []*storedObject, list client.ObjectList) error {
 	objs := make([]runtime.Object, len(items))
 	errs := make([]error, len(items))
 	forEachParallel(len(items), func(i int) {
+		if items[i].typed != nil {
+			objs[i] = items[i].typed
+			return
+		}
 		obj, err := c.s.scheme.New(r.gvk)
 		if err == nil {
-			err = runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].Object, obj)
+			err = runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].obj.Object, obj)
 		}
 		objs[i], errs[i] = obj, err
 	})
@@ -206,7 +219,7 @@ func (c *Client) toTypedList(r *resource, rv uint64, items []*unstructured.Unstr
 	kept := objs[:0]
 	for i, obj := range objs {
 		if errs[i] != nil {
-			c.s.reportUndecodable(r, items[i], errs[i])
+			c.s.reportUndecodable(r, items[i].obj, errs[i])
 			continue
 		}
 		kept = append(kept, obj)
@@ -338,11 +351,12 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 	if err != nil {
 		return err
 	}
-	_, items, err := c.s.listSettled(ctx, r, dao.Namespace)
+	_, items, err := c.s.listSettled(ctx, r, dao.Namespace, nil)
 	if err != nil {
 		return err
 	}
-	for _, u := range items {
+	for _, so := range items {
+		u := so.obj
 		if !m.matches(u) {
 			continue
 		}

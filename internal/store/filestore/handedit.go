@@ -18,12 +18,13 @@ package filestore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/fsnotify/fsnotify"
@@ -35,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/internal/kubectl/manifest"
 	"github.com/tether-dev/tether/internal/store/crdschema"
@@ -185,8 +187,9 @@ func (s *Store) settled(ctx context.Context, r *resource, namespace, name string
 }
 
 // listSettled lists like list, after adopting pending hand edits; a file
-// whose edit is refused contributes its last valid version.
-func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) (uint64, []*unstructured.Unstructured, error) {
+// whose edit is refused contributes its last valid version. The objects
+// are sorted by namespace and name.
+func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, newTyped func() client.Object) (uint64, []*storedObject, error) {
 	for attempt := 0; ; attempt++ {
 		var rv uint64
 		var items []*storedObject
@@ -196,7 +199,7 @@ func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) 
 			if rv, err = s.currentRV(); err != nil {
 				return err
 			}
-			items, pending, err = s.list(r, namespace)
+			items, pending, err = s.list(r, namespace, newTyped)
 			if err != nil || len(pending) > 0 && attempt == 0 {
 				return err
 			}
@@ -234,17 +237,7 @@ func (s *Store) listSettled(ctx context.Context, r *resource, namespace string) 
 			}
 			continue
 		}
-		out := make([]*unstructured.Unstructured, len(items))
-		for i, so := range items {
-			out[i] = so.obj
-		}
-		sort.Slice(out, func(i, j int) bool {
-			if out[i].GetNamespace() != out[j].GetNamespace() {
-				return out[i].GetNamespace() < out[j].GetNamespace()
-			}
-			return out[i].GetName() < out[j].GetName()
-		})
-		return rv, out, nil
+		return rv, sortedByKey(items), nil
 	}
 }
 
@@ -557,4 +550,26 @@ func (s *Store) isObjectDir(path string) bool {
 	parts := strings.Split(rel, string(filepath.Separator))
 	r, ok := s.byPlural[parts[0]]
 	return ok && (len(parts) == 1 || r.namespaced && len(parts) == 2)
+}
+
+// sortedByKey sorts objects by namespace and name. The keys are read once:
+// reading them through an unstructured object's accessors in each
+// comparison cost more than the rest of a large list's sorting.
+func sortedByKey(objs []*storedObject) []*storedObject {
+	type keyed struct {
+		namespace, name string
+		so              *storedObject
+	}
+	keys := make([]keyed, len(objs))
+	for i, so := range objs {
+		o := so.object()
+		keys[i] = keyed{o.GetNamespace(), o.GetName(), so}
+	}
+	slices.SortFunc(keys, func(a, b keyed) int {
+		return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
+	})
+	for i, k := range keys {
+		objs[i] = k.so
+	}
+	return objs
 }

@@ -23,8 +23,10 @@ import (
 	"os"
 	"path/filepath"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // journalReadMin is the number of files from which a list reads the
@@ -42,17 +44,18 @@ type journalVersion struct {
 // A store-written file (valid checksum header) whose resourceVersion is the
 // newest in the journal holds the same object as that journal entry, so
 // for a large list the object is decoded from the entry's JSON, several
-// times faster than parsing YAML. Any other file (a hand edit, an object
-// whose entry was compacted away, a journal that cannot be read) is read
-// from its YAML as before. Slots of unreadable files stay nil.
-func (s *Store) readObjects(r *resource, paths []string) []*storedObject {
+// times faster than parsing YAML, and into the Go type newTyped makes when
+// it is given. Any other file (a hand edit, an object whose entry was
+// compacted away, a journal that cannot be read) is read from its YAML as
+// before. Slots of unreadable files stay nil.
+func (s *Store) readObjects(r *resource, paths []string, newTyped func() client.Object) []*storedObject {
 	read := make([]*storedObject, len(paths))
 	var index map[string]journalVersion
 	if len(paths) >= journalReadMin {
 		index = s.journalIndex(r)
 	}
 	forEachParallel(len(paths), func(i int) {
-		if so := s.readFromJournal(index, paths[i]); so != nil {
+		if so := s.readFromJournal(index, paths[i], newTyped); so != nil {
 			read[i] = so
 			return
 		}
@@ -64,8 +67,9 @@ func (s *Store) readObjects(r *resource, paths []string) []*storedObject {
 }
 
 // readFromJournal returns the object at path decoded from its journal
-// entry, or nil when the file is not exactly that entry's version.
-func (s *Store) readFromJournal(index map[string]journalVersion, path string) *storedObject {
+// entry, or nil when the file is not exactly that entry's version or the
+// entry does not decode to the object the path names.
+func (s *Store) readFromJournal(index map[string]journalVersion, path string, newTyped func() client.Object) *storedObject {
 	if index == nil {
 		return nil
 	}
@@ -85,15 +89,24 @@ func (s *Store) readFromJournal(index map[string]journalVersion, path string) *s
 	if !valid || rv != v.rv {
 		return nil
 	}
-	var content map[string]interface{}
-	if err := utiljson.Unmarshal(v.object, &content); err != nil || content == nil {
+	so := &storedObject{}
+	var obj metav1.Object
+	if newTyped != nil {
+		so.typed = newTyped()
+		obj = so.typed
+		err = utiljson.Unmarshal(v.object, so.typed)
+	} else {
+		so.obj = &unstructured.Unstructured{}
+		obj = so.obj
+		err = utiljson.Unmarshal(v.object, &so.obj.Object)
+		if so.obj.Object == nil {
+			return nil
+		}
+	}
+	if err != nil || obj.GetName() != name || obj.GetNamespace() != ns {
 		return nil
 	}
-	obj := &unstructured.Unstructured{Object: content}
-	if obj.GetName() != name || obj.GetNamespace() != ns {
-		return nil
-	}
-	return &storedObject{obj: obj}
+	return so
 }
 
 // journalIndex maps "namespace/name" to the newest journal entry of each

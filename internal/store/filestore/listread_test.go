@@ -22,9 +22,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -60,6 +63,27 @@ func TestLargeListMatchesGet(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A file's name and its object's sort differently when names hold
+	// '-' and '.': "a-b.yaml" < "a.b.yaml" < "a.yaml", but "a" < "a-b" < "a.b".
+	for _, name := range []string{"a", "a-b", "a.b"} {
+		if err := c.Create(ctx, hook(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A journal entry whose object is not the object its key names (an
+	// edit of the journal) is not taken for the file's object.
+	journal := filepath.Join(dir, "journal")
+	jdata, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged := strings.Replace(string(jdata), `"name":"h-020","namespace"`, `"name":"h-021","namespace"`, 1)
+	if forged == string(jdata) {
+		t.Fatal("the journal holds no entry for h-020 to forge")
+	}
+	if err := os.WriteFile(journal, []byte(forged), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	edited := filepath.Join(dir, "hooks", "default", "h-010.yaml")
 	data, err := os.ReadFile(edited)
 	if err != nil {
@@ -74,8 +98,28 @@ func TestLargeListMatchesGet(t *testing.T) {
 	if err := c.List(ctx, list); err != nil {
 		t.Fatal(err)
 	}
-	if want := n - 6; len(list.Items) != want {
+	if want := n - 6 + 3; len(list.Items) != want {
 		t.Fatalf("listed %d hooks, want %d", len(list.Items), want)
+	}
+	if !slices.IsSortedFunc(list.Items, func(a, b agentsv1alpha1.Hook) int { return strings.Compare(a.Name, b.Name) }) {
+		t.Errorf("the list is not sorted by name: %s, %s, %s, ...", list.Items[0].Name, list.Items[1].Name, list.Items[2].Name)
+	}
+	ulist := &unstructured.UnstructuredList{}
+	ulist.SetGroupVersionKind(agentsv1alpha1.GroupVersion.WithKind("HookList"))
+	if err := c.List(ctx, ulist); err != nil {
+		t.Fatal(err)
+	}
+	if len(ulist.Items) != len(list.Items) {
+		t.Fatalf("listed %d unstructured hooks, %d typed", len(ulist.Items), len(list.Items))
+	}
+	for i := range ulist.Items {
+		u := &agentsv1alpha1.Hook{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(ulist.Items[i].Object, u); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(u, &list.Items[i]) {
+			t.Errorf("item %d: the unstructured list gave\n%+v\nthe typed list gave\n%+v", i, u, &list.Items[i])
+		}
 	}
 	for i := range list.Items {
 		got := &list.Items[i]

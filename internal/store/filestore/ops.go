@@ -375,12 +375,13 @@ func (s *Store) collectDependents(ctx context.Context, owner *unstructured.Unstr
 		if r.namespaced && owner.GetNamespace() == "" {
 			continue
 		}
-		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace())
+		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace(), nil)
 		if err != nil {
 			s.log.Error(err, "garbage collection: listing", "resource", r.plural)
 			continue
 		}
-		for _, obj := range objs {
+		for _, so := range objs {
+			obj := so.obj
 			for _, ref := range obj.GetOwnerReferences() {
 				if ref.UID != owner.GetUID() {
 					continue

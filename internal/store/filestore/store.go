@@ -53,11 +53,13 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tether-dev/tether/internal/atomicfs"
@@ -622,7 +624,12 @@ func (s *Store) objectPath(r *resource, namespace, name string) string {
 	return filepath.Join(s.objectDir(r, namespace), name+fileSuffix)
 }
 
-var header = regexp.MustCompile(`^# Managed by tether \(resourceVersion (\d+), sha256 ([0-9a-f]{64})\)\.[^\n]*\n`)
+// headerPrefix and headerChecksum frame the first line of a store-written
+// file: "# Managed by tether (resourceVersion N, sha256 HEX). ...".
+const (
+	headerPrefix   = "# Managed by tether (resourceVersion "
+	headerChecksum = ", sha256 "
+)
 
 func fileHeader(rv uint64, body []byte) string {
 	sum := sha256.Sum256(body)
@@ -658,18 +665,31 @@ func (s *Store) readHeaderRV(path string) (uint64, bool) {
 	return rv, ok
 }
 
+// parseHeader splits a store file into its resourceVersion and body. ok
+// is true when the header is the store's and its checksum matches the
+// body; otherwise body is data after a header of the store's form, or all
+// of data. It reads the line by hand: it runs for every file a list reads,
+// and a regular expression cost more than the checksum.
 func parseHeader(data []byte) (rv uint64, body []byte, ok bool) {
-	m := header.FindSubmatchIndex(data)
-	if m == nil {
+	line, rest, found := bytes.Cut(data, []byte("\n"))
+	if !found || !bytes.HasPrefix(line, []byte(headerPrefix)) {
 		return 0, data, false
 	}
-	body = data[m[1]:]
-	sum := sha256.Sum256(body)
-	if hex.EncodeToString(sum[:]) != string(data[m[4]:m[5]]) {
-		return 0, body, false
+	digits, line, found := bytes.Cut(line[len(headerPrefix):], []byte(headerChecksum))
+	if !found || len(digits) == 0 || bytes.ContainsFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) ||
+		len(line) < sha256.Size*2+2 || string(line[sha256.Size*2:sha256.Size*2+2]) != ")." {
+		return 0, data, false
 	}
-	rv, err := strconv.ParseUint(string(data[m[2]:m[3]]), 10, 64)
-	return rv, body, err == nil
+	sum := line[:sha256.Size*2]
+	if bytes.ContainsFunc(sum, func(r rune) bool { return (r < '0' || r > '9') && (r < 'a' || r > 'f') }) {
+		return 0, data, false
+	}
+	want := sha256.Sum256(rest)
+	if hex.EncodeToString(want[:]) != string(sum) {
+		return 0, rest, false
+	}
+	rv, err := strconv.ParseUint(string(digits), 10, 64)
+	return rv, rest, err == nil
 }
 
 // keyOfPath maps a store file path to its resource, namespace and name.
@@ -748,8 +768,19 @@ func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Un
 // storedObject is an object as read from its file.
 type storedObject struct {
 	obj *unstructured.Unstructured
+	// typed holds the object instead of obj when a list asked for its Go
+	// type and could decode it so straight from the journal's JSON.
+	typed client.Object
 	// handEdited is true when the file was not written by the store.
 	handEdited bool
+}
+
+// object returns the object's metadata, whichever form it was read in.
+func (so *storedObject) object() metav1.Object {
+	if so.typed != nil {
+		return so.typed
+	}
+	return so.obj
 }
 
 // FileError is a store file that cannot be read as a valid object. It names
@@ -908,7 +939,11 @@ func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) 
 // list reads every object of r in namespace ("" for all). Files that hold
 // a hand edit not adopted yet, or that cannot be read, are returned apart
 // as pending paths, so that one bad file does not hide the rest.
-func (s *Store) list(r *resource, namespace string) (items []*storedObject, pending []string, err error) {
+//
+// A list given newTyped decodes what it can straight into objects made by
+// newTyped (storedObject.typed), without the map in between; the rest are
+// read as unstructured objects.
+func (s *Store) list(r *resource, namespace string, newTyped func() client.Object) (items []*storedObject, pending []string, err error) {
 	var dirs []string
 	if namespace != "" || !r.namespaced {
 		dirs = []string{s.objectDir(r, namespace)}
@@ -949,7 +984,7 @@ func (s *Store) list(r *resource, namespace string) (items []*storedObject, pend
 			paths = append(paths, path)
 		}
 	}
-	read := s.readObjects(r, paths)
+	read := s.readObjects(r, paths, newTyped)
 	for i, so := range read {
 		if so == nil || so.handEdited {
 			pending = append(pending, paths[i])

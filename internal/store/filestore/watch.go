@@ -146,13 +146,14 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 	defer func() { _ = w.fsw.Close() }()
 
 	if initial {
-		rv, items, err := w.c.s.listSettled(ctx, w.r, w.m.namespace)
+		rv, items, err := w.c.s.listSettled(ctx, w.r, w.m.namespace, nil)
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return
 		}
 		from = rv
-		for _, u := range items {
+		for _, so := range items {
+			u := so.obj
 			if !w.m.matches(u) {
 				if w.m.selective() {
 					w.matching[key(u)] = false
