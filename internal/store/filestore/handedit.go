@@ -533,7 +533,20 @@ func storeFormNames(body []byte, namespace, name string) bool {
 
 // plainName tells whether s, written unquoted, is read back by YAML as the
 // string s: a DNS name that YAML does not take for a number, a bool or null.
+// A name that begins with a lowercase letter and is none of YAML 1.1's
+// lowercase bool and null words is one; the rest are asked of the YAML
+// decoder, which costs more than the rest of a start-up scan's check.
 func plainName(s string) bool {
+	if s != "" && s[0] >= 'a' && s[0] <= 'z' && !slices.Contains(yamlWords, s) &&
+		!strings.ContainsFunc(s, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '.' }) {
+		return true
+	}
+	return yamlReadsAsItself(s)
+}
+
+// yamlReadsAsItself tells whether the YAML decoder reads s, unquoted, as
+// the string s.
+func yamlReadsAsItself(s string) bool {
 	var v interface{}
 	if err := yamlv2.Unmarshal([]byte(s), &v); err != nil {
 		return false
@@ -541,6 +554,9 @@ func plainName(s string) bool {
 	got, ok := v.(string)
 	return ok && got == s
 }
+
+// yamlWords are the lowercase plain scalars YAML 1.1 reads as a bool or null.
+var yamlWords = []string{"y", "yes", "n", "no", "on", "off", "true", "false", "null"}
 
 func (s *Store) isObjectDir(path string) bool {
 	rel, err := filepath.Rel(s.dir, path)

@@ -92,3 +92,28 @@ func TestStoreFormNames(t *testing.T) {
 		})
 	}
 }
+
+// TestPlainNameAgreesWithYAML compares plainName's shortcut with the YAML
+// decoder on every string of up to three characters from the DNS name
+// alphabet, on YAML's special words and on values that are not names.
+func TestPlainNameAgreesWithYAML(t *testing.T) {
+	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-."
+	var names []string
+	for _, a := range alphabet {
+		names = append(names, string(a))
+		for _, b := range alphabet {
+			names = append(names, string(a)+string(b))
+			for _, c := range alphabet {
+				names = append(names, string(a)+string(b)+string(c))
+			}
+		}
+	}
+	names = append(names, "yes", "no", "on", "off", "true", "false", "null", "nan", "inf", "nul", "yess",
+		"y", "n", "~", ".inf", ".nan", "0x1f", "0o17", "1e3", "1_000", "2026-11-26", "1:20", "a: b", "a #b",
+		"a b", "a,b", "a[b", "A", "Yes", "NULL", "hook-00001", "h.1", "", " ", "a\n", "'a'", `"a"`)
+	for _, name := range names {
+		if got, want := plainName(name), yamlReadsAsItself(name); got != want {
+			t.Errorf("plainName(%q) = %v, YAML reads it as itself: %v", name, got, want)
+		}
+	}
+}

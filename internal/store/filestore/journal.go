@@ -514,7 +514,13 @@ func (s *Store) newJournalReader() (*journalReader, error) {
 func (r *journalReader) close() error { return r.f.Close() }
 
 // next returns the complete entries appended since the last call.
-func (r *journalReader) next() ([]entry, error) {
+func (r *journalReader) next() ([]entry, error) { return r.nextAfter(0) }
+
+// nextAfter is next for a reader that needs only the key fields of the
+// entries up to resourceVersion after, as a watch does: their objects are
+// sliced out undecoded (entryHead), which saves decoding a long journal
+// for a watch that starts at its end.
+func (r *journalReader) nextAfter(after uint64) ([]entry, error) {
 	fi, err := r.f.Stat()
 	if err != nil {
 		return nil, err
@@ -543,6 +549,15 @@ func (r *journalReader) next() ([]entry, error) {
 			break
 		}
 		line := r.buf[consumed : consumed+i]
+		if after > 0 {
+			if head, err := entryHead(line); err == nil && head.RV > 0 && head.RV <= after {
+				// r.buf is reused: the entry keeps a copy of its object.
+				head.Object = bytes.Clone(head.Object)
+				consumed += i + 1
+				out = append(out, *head)
+				continue
+			}
+		}
 		var e entry
 		if err := json.Unmarshal(line, &e); err != nil {
 			e = entry{corrupt: &corruptLine{offset: start + int64(consumed), err: err}}

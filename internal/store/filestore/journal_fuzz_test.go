@@ -19,6 +19,7 @@ package filestore
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -49,6 +50,9 @@ func FuzzJournalLines(f *testing.F) {
 	// Torn: a writer killed midway through its line.
 	f.Add(append(append([]byte{}, hookLine...), deleted[:len(deleted)/2]...))
 	f.Add(hookLine[:len(hookLine)-1])
+	// A torn tail longer than the line before it: reading keeps the tail
+	// where the line was.
+	f.Add(append(append([]byte{}, hookLine...), bytes.Repeat([]byte("x"), 2*len(hookLine))...))
 	// Corrupted: a flipped byte, a NUL run, a line of another format, and a
 	// corrupt line between two good ones.
 	flipped := bytes.Clone(hookLine)
@@ -87,6 +91,14 @@ func FuzzJournalLines(f *testing.F) {
 		if torn := len(data) - (bytes.LastIndexByte(data, '\n') + 1); len(r.buf) != torn {
 			t.Fatalf("%d bytes left unread, want the torn %d", len(r.buf), torn)
 		}
+		headsOnly := &journalReader{f: file, end: r.end}
+		heads, err := headsOnly.nextAfter(math.MaxUint64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(heads) != len(entries) || len(headsOnly.buf) != len(r.buf) {
+			t.Fatalf("nextAfter: %d entries and %d bytes unread; next: %d and %d", len(heads), len(headsOnly.buf), len(entries), len(r.buf))
+		}
 		lines := bytes.SplitAfter(data, []byte{'\n'})
 		for i, e := range entries {
 			line := bytes.TrimSuffix(lines[i], []byte{'\n'})
@@ -111,6 +123,9 @@ func FuzzJournalLines(f *testing.F) {
 				head, err := entryHead(line)
 				if err != nil || !sameEntry(head, &e) {
 					t.Fatalf("line %d: entryHead gives %+v, %v; the full decode %+v", i, head, err, e)
+				}
+				if e.RV > 0 && !sameEntry(&heads[i], &e) {
+					t.Fatalf("line %d: nextAfter gives %+v; next %+v", i, heads[i], e)
 				}
 			}
 		}
@@ -138,4 +153,44 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	var escaped bytes.Buffer
 	json.HTMLEscape(&escaped, b.Bytes())
 	return escaped.Bytes()
+}
+
+// FuzzParseKeys checks the journal's reflection-free key decoder against
+// encoding/json: whatever head it accepts, encoding/json decodes to the
+// same entry.
+func FuzzParseKeys(f *testing.F) {
+	for _, e := range []entry{
+		{RV: 7, Type: Modified, Resource: "hooks", Namespace: "default", Name: "a"},
+		{RV: 8, Type: Deleted, Resource: "workers", Name: "w", Group: 3},
+		{Compacted: 41},
+		{RV: 18446744073709551615, Type: Added, Resource: "hooks", Namespace: "n", Name: "x.y-z"},
+	} {
+		line, err := json.Marshal(e)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(line[:len(line)-1])
+	}
+	f.Add([]byte(`{"rv":01`))
+	f.Add([]byte(`{"rv":18446744073709551616`))
+	f.Add([]byte(`{"RV":1`))
+	f.Add([]byte(`{"type":"ADDED","rv":1`))
+	f.Add([]byte(`{"rv":1,"rv":2`))
+	f.Add([]byte(`{"name":"a\"b"`))
+	f.Add([]byte(`{"name":"é"`))
+	f.Add([]byte(`{"group":-1`))
+	f.Add([]byte(`{`))
+	f.Fuzz(func(t *testing.T, head []byte) {
+		got, ok := parseKeys(head)
+		if !ok {
+			return
+		}
+		want := &entry{}
+		if err := json.Unmarshal(append(bytes.Clone(head), '}'), want); err != nil {
+			t.Fatalf("parseKeys accepts %q, which encoding/json refuses: %v", head, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("parseKeys(%q) = %+v; encoding/json gives %+v", head, got, want)
+		}
+	})
 }

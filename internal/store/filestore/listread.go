@@ -22,6 +22,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -182,10 +183,93 @@ func entryHead(line []byte) (*entry, error) {
 		e := &entry{}
 		return e, json.Unmarshal(line, e)
 	}
-	e := &entry{}
-	if err := json.Unmarshal(append(line[:i:i], '}'), e); err != nil {
-		return nil, err
+	e, ok := parseKeys(line[:i])
+	if !ok {
+		e = &entry{}
+		if err := json.Unmarshal(append(line[:i:i], '}'), e); err != nil {
+			return nil, err
+		}
 	}
 	e.Object = line[i+len(objectKey) : len(line)-1]
 	return e, nil
+}
+
+// keyFields are entry's key fields in the order json.Marshal writes them.
+var keyFields = []string{"compacted", "rv", "type", "resource", "namespace", "name", "group"}
+
+// parseKeys decodes the key fields of an entry as json.Marshal writes
+// them, from the opening brace up to the object, reflection-free: a list
+// or a watch reads every line of a long journal's head. It answers false
+// for anything else (another field order, an escape, a number
+// encoding/json would refuse or round), which the caller decodes with
+// encoding/json instead.
+func parseKeys(head []byte) (*entry, bool) {
+	if len(head) == 0 || head[0] != '{' {
+		return nil, false
+	}
+	e := &entry{}
+	rest, next := head[1:], 0
+	for len(rest) > 0 {
+		if next > 0 {
+			if rest[0] != ',' {
+				return nil, false
+			}
+			rest = rest[1:]
+		}
+		field := -1
+		for f := next; f < len(keyFields); f++ {
+			if bytes.HasPrefix(rest, []byte(`"`+keyFields[f]+`":`)) {
+				field = f
+				break
+			}
+		}
+		if field < 0 {
+			return nil, false
+		}
+		rest, next = rest[len(keyFields[field])+3:], field+1
+		var value []byte
+		if keyFields[field] == "type" || keyFields[field] == "resource" || keyFields[field] == "namespace" || keyFields[field] == "name" {
+			if len(rest) < 2 || rest[0] != '"' {
+				return nil, false
+			}
+			end := bytes.IndexByte(rest[1:], '"')
+			if end < 0 {
+				return nil, false
+			}
+			value, rest = rest[1:end+1], rest[end+2:]
+			if bytes.ContainsFunc(value, func(r rune) bool { return r < 0x20 || r == '\\' || r >= 0x7f }) {
+				return nil, false
+			}
+		} else {
+			end := 0
+			for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+				end++
+			}
+			value, rest = rest[:end], rest[end:]
+			if len(value) == 0 || len(value) > 1 && value[0] == '0' {
+				return nil, false
+			}
+		}
+		var err error
+		switch keyFields[field] {
+		case "compacted":
+			e.Compacted, err = strconv.ParseUint(string(value), 10, 64)
+		case "rv":
+			e.RV, err = strconv.ParseUint(string(value), 10, 64)
+		case "group":
+			e.Group, err = strconv.Atoi(string(value))
+		case "type":
+			e.Type = EventType(value)
+		case "resource":
+			e.Resource = string(value)
+		case "namespace":
+			e.Namespace = string(value)
+		case "name":
+			e.Name = string(value)
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	return e, true
 }

@@ -217,7 +217,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 		var entries []entry
 		err := w.c.s.withReadLock(func() error {
 			var err error
-			entries, err = reader.next()
+			entries, err = reader.nextAfter(last)
 			return err
 		})
 		if err != nil {
