@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
-generated=(api/v1alpha1/zz_generated.deepcopy.go config/crd/bases config/crd/zz_generated.crds.json config/rbac/role.yaml)
+generated=(api/v1alpha1/zz_generated.deepcopy.go config/crd/bases config/crd/zz_generated.crds.pb config/rbac/role.yaml)
 snapshot="$(mktemp -d)"
 trap 'rm -rf "${snapshot}"' EXIT
 for path in "${generated[@]}"; do

@@ -21,22 +21,22 @@ limitations under the License.
 package crd
 
 import (
-	"bytes"
 	_ "embed"
-	"encoding/json"
 	"fmt"
 	"sync"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 //go:generate go run gen.go
 
-// crdsJSON is bases/*.yaml in JSON form, in file-name order: decoding the
-// YAML took most of a CLI verb's own time.
+// crdsProto is bases/*.yaml as a protobuf CustomResourceDefinitionList,
+// in file-name order, checked strictly when generated: decoding the YAML,
+// and then JSON, took most of a CLI verb's own time.
 //
-//go:embed zz_generated.crds.json
-var crdsJSON []byte
+//go:embed zz_generated.crds.pb
+var crdsProto []byte
 
 // Load returns every CRD of bases/, in file-name order. They are decoded
 // once per process, strictly; each call returns its own copies, which the
@@ -57,14 +57,17 @@ func Load() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 // them more than once (its backend, the store, the type names).
 var decodeOnce = sync.OnceValues(decode)
 
-// decode decodes crdsJSON as sigs.k8s.io/yaml.UnmarshalStrict decodes the
-// JSON it converts YAML to.
+// decode decodes crdsProto.
 func decode() ([]*apiextensionsv1.CustomResourceDefinition, error) {
-	d := json.NewDecoder(bytes.NewReader(crdsJSON))
-	d.DisallowUnknownFields()
-	var crds []*apiextensionsv1.CustomResourceDefinition
-	if err := d.Decode(&crds); err != nil {
-		return nil, fmt.Errorf("config/crd/zz_generated.crds.json: %w", err)
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	if err := list.Unmarshal(crdsProto); err != nil {
+		return nil, fmt.Errorf("config/crd/zz_generated.crds.pb: %w", err)
+	}
+	crds := make([]*apiextensionsv1.CustomResourceDefinition, len(list.Items))
+	for i := range list.Items {
+		// Protobuf carries no TypeMeta; the YAML does.
+		list.Items[i].TypeMeta = metav1.TypeMeta{APIVersion: apiextensionsv1.SchemeGroupVersion.String(), Kind: "CustomResourceDefinition"}
+		crds[i] = &list.Items[i]
 	}
 	return crds, nil
 }

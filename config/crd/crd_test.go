@@ -259,9 +259,9 @@ func splitPath(path string) []string {
 	return parts
 }
 
-// TestJSONMatchesBases checks that zz_generated.crds.json, which Load
+// TestEmbeddedMatchesBases checks that zz_generated.crds.pb, which Load
 // decodes, holds what bases/*.yaml holds; `make manifests` regenerates it.
-func TestJSONMatchesBases(t *testing.T) {
+func TestEmbeddedMatchesBases(t *testing.T) {
 	names, err := filepath.Glob(filepath.Join("bases", "*.yaml"))
 	if err != nil {
 		t.Fatal(err)

@@ -16,14 +16,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// gen writes zz_generated.crds.json, the JSON form of bases/*.yaml that
-// Load decodes, as a JSON array in file-name order. Run by `go generate`
-// (from `make manifests`) in config/crd.
+// gen writes zz_generated.crds.pb, the protobuf form of bases/*.yaml that
+// Load decodes: a CustomResourceDefinitionList in file-name order. Run by
+// `go generate` (from `make manifests`) in config/crd.
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -44,29 +42,23 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	var out bytes.Buffer
-	out.WriteString("[\n")
-	for i, name := range names {
+	list := &apiextensionsv1.CustomResourceDefinitionList{}
+	for _, name := range names {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			return err
 		}
 		// Decoding strictly rejects what the API server would: duplicate
 		// or unknown fields.
-		if err := yaml.UnmarshalStrict(data, &apiextensionsv1.CustomResourceDefinition{}); err != nil {
+		c := apiextensionsv1.CustomResourceDefinition{}
+		if err := yaml.UnmarshalStrict(data, &c); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		js, err := yaml.YAMLToJSONStrict(data)
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		if i > 0 {
-			out.WriteString(",\n")
-		}
-		if err := json.Indent(&out, js, "", " "); err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
+		list.Items = append(list.Items, c)
 	}
-	out.WriteString("\n]\n")
-	return os.WriteFile("zz_generated.crds.json", out.Bytes(), 0o644)
+	data, err := list.Marshal()
+	if err != nil {
+		return err
+	}
+	return os.WriteFile("zz_generated.crds.pb", data, 0o644)
 }
