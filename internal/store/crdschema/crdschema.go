@@ -69,7 +69,9 @@ import (
 // It is safe for concurrent use; its methods only mutate the objects passed
 // to Prune and Default.
 type Validator struct {
-	versions map[schema.GroupVersionKind]*version
+	// versions compile each served version on first use: a process that
+	// writes one kind (a CLI verb, an agent hook) compiles only its schema.
+	versions map[schema.GroupVersionKind]func() (*version, error)
 }
 
 // version holds what kube-apiserver builds once per served CRD version.
@@ -94,12 +96,14 @@ type version struct {
 	celCompiled atomic.Bool
 }
 
-// New builds structural schemas, defaulters and CEL validators once per CRD version.
-// Only served versions are registered. The CRDs are expected to have passed
-// the API server's CRD validation (config/crd tests that); New fails on what
-// it cannot serve.
+// New registers every served version of crds. Each version's structural
+// schema, defaulter and validators are built once, on its first use, from
+// crds, which the caller must not change afterwards. The CRDs are expected
+// to have passed the API server's CRD validation (config/crd tests that);
+// New fails on what it cannot serve, and a schema that does not compile
+// fails every write of its kind with an internal error.
 func New(crds []*apiextensionsv1.CustomResourceDefinition) (*Validator, error) {
-	v := &Validator{versions: map[schema.GroupVersionKind]*version{}}
+	v := &Validator{versions: map[schema.GroupVersionKind]func() (*version, error){}}
 	for _, crd := range crds {
 		if crd.Spec.PreserveUnknownFields {
 			return nil, fmt.Errorf("CRD %s: spec.preserveUnknownFields is not supported", crd.Name)
@@ -113,11 +117,20 @@ func New(crds []*apiextensionsv1.CustomResourceDefinition) (*Validator, error) {
 			if _, dup := v.versions[gvk]; dup {
 				return nil, fmt.Errorf("CRD %s: %s is served by more than one CRD", crd.Name, gvk)
 			}
-			ver, err := newVersion(gvk, crd.Spec.Scope == apiextensionsv1.NamespaceScoped, cv)
-			if err != nil {
-				return nil, fmt.Errorf("CRD %s version %s: %w", crd.Name, cv.Name, err)
+			if cv.Schema == nil || cv.Schema.OpenAPIV3Schema == nil {
+				return nil, fmt.Errorf("CRD %s version %s: no schema", crd.Name, cv.Name)
 			}
-			v.versions[gvk] = ver
+			if cv.Subresources != nil && cv.Subresources.Scale != nil {
+				return nil, fmt.Errorf("CRD %s version %s: the scale subresource is not supported", crd.Name, cv.Name)
+			}
+			name, namespaced := crd.Name, crd.Spec.Scope == apiextensionsv1.NamespaceScoped
+			v.versions[gvk] = sync.OnceValues(func() (*version, error) {
+				ver, err := newVersion(gvk, namespaced, cv)
+				if err != nil {
+					return nil, fmt.Errorf("CRD %s version %s: %w", name, cv.Name, err)
+				}
+				return ver, nil
+			})
 		}
 	}
 	return v, nil
@@ -125,12 +138,6 @@ func New(crds []*apiextensionsv1.CustomResourceDefinition) (*Validator, error) {
 
 // newVersion mirrors the per-version setup of crdHandler.getOrCreateServingInfoFor.
 func newVersion(gvk schema.GroupVersionKind, namespaced bool, cv *apiextensionsv1.CustomResourceDefinitionVersion) (*version, error) {
-	if cv.Schema == nil || cv.Schema.OpenAPIV3Schema == nil {
-		return nil, fmt.Errorf("no schema")
-	}
-	if cv.Subresources != nil && cv.Subresources.Scale != nil {
-		return nil, fmt.Errorf("the scale subresource is not supported")
-	}
 	internal := &apiextensions.CustomResourceValidation{}
 	if err := apiextensionsv1.Convert_v1_CustomResourceValidation_To_apiextensions_CustomResourceValidation(cv.Schema, internal, nil); err != nil {
 		return nil, fmt.Errorf("converting the schema to the internal version: %w", err)
@@ -174,6 +181,16 @@ func newVersion(gvk schema.GroupVersionKind, namespaced bool, cv *apiextensionsv
 	return ver, nil
 }
 
+// compiled returns gvk's compiled version; ok is false when no CRD serves gvk.
+func (v *Validator) compiled(gvk schema.GroupVersionKind) (ver *version, ok bool, err error) {
+	build, ok := v.versions[gvk]
+	if !ok {
+		return nil, false, nil
+	}
+	ver, err = build()
+	return ver, true, err
+}
+
 // Has reports whether gvk is served by one of the CRDs.
 func (v *Validator) Has(gvk schema.GroupVersionKind) bool {
 	_, ok := v.versions[gvk]
@@ -182,9 +199,12 @@ func (v *Validator) Has(gvk schema.GroupVersionKind) bool {
 
 // Default applies the schema defaults to obj in place (as the API server does on decode of a request body and on read from storage).
 func (v *Validator) Default(gvk schema.GroupVersionKind, obj map[string]interface{}) error {
-	ver, ok := v.versions[gvk]
+	ver, ok, err := v.compiled(gvk)
 	if !ok {
 		return fmt.Errorf("no CRD serves %s", gvk)
+	}
+	if err != nil {
+		return err
 	}
 	structuraldefaulting.Default(obj, ver.structural)
 	return nil
@@ -201,9 +221,9 @@ func (v *Validator) Default(gvk schema.GroupVersionKind, obj map[string]interfac
 // resource of the wrong shape), Prune leaves that part as it is; the
 // Validate methods then report it as Invalid.
 func (v *Validator) Prune(gvk schema.GroupVersionKind, obj map[string]interface{}) []string {
-	ver, ok := v.versions[gvk]
-	if !ok {
-		return nil
+	ver, ok, err := v.compiled(gvk)
+	if !ok || err != nil {
+		return nil // the Validate methods report the error
 	}
 	// unstructuredSchemaCoercer.apply with returnUnknownFieldPaths, as for a
 	// request body; apiVersion and kind are skipped by pruning at the root.
@@ -233,9 +253,12 @@ func (v *Validator) Prune(gvk schema.GroupVersionKind, obj map[string]interface{
 //
 // It is rest.ValidateCreate with the custom resource strategy.
 func (v *Validator) ValidateCreate(ctx context.Context, gvk schema.GroupVersionKind, obj map[string]interface{}) field.ErrorList {
-	ver, ok := v.versions[gvk]
+	ver, ok, err := v.compiled(gvk)
 	if !ok {
 		return notServed(gvk)
+	}
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	u := &unstructured.Unstructured{Object: obj}
 
@@ -260,9 +283,12 @@ func (v *Validator) ValidateCreate(ctx context.Context, gvk schema.GroupVersionK
 // validation ratcheting (the CRDValidationRatcheting feature is GA and
 // locked on): errors in values unchanged from old are not reported.
 func (v *Validator) ValidateUpdate(ctx context.Context, gvk schema.GroupVersionKind, obj, old map[string]interface{}) field.ErrorList {
-	ver, ok := v.versions[gvk]
+	ver, ok, err := v.compiled(gvk)
 	if !ok {
 		return notServed(gvk)
+	}
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	uNew := &unstructured.Unstructured{Object: obj}
 	uOld := &unstructured.Unstructured{Object: old}
@@ -290,9 +316,12 @@ func (v *Validator) ValidateUpdate(ctx context.Context, gvk schema.GroupVersionK
 // ratcheting; CEL rules run on the whole object with ratcheting, so rules
 // on unchanged parts such as spec pass.
 func (v *Validator) ValidateStatusUpdate(ctx context.Context, gvk schema.GroupVersionKind, obj, old map[string]interface{}) field.ErrorList {
-	ver, ok := v.versions[gvk]
+	ver, ok, err := v.compiled(gvk)
 	if !ok {
 		return notServed(gvk)
+	}
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
 	}
 	if !ver.hasStatus {
 		return field.ErrorList{field.InternalError(field.NewPath("status"), fmt.Errorf("%s has no status subresource", gvk))}

@@ -855,6 +855,29 @@ func TestNew(t *testing.T) {
 			return c
 		}},
 	}
+	t.Run("a schema that does not compile", func(t *testing.T) {
+		crds := load(t)
+		// Checkpoint's spec: items given as an array of schemas is not structural.
+		spec := crds[0].Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"]
+		spec.Items = &apiextensionsv1.JSONSchemaPropsOrArray{JSONSchemas: []apiextensionsv1.JSONSchemaProps{{Type: "string"}, {Type: "string"}}}
+		crds[0].Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"] = spec
+		v, err := crdschema.New(crds)
+		if err != nil {
+			t.Fatalf("New compiles schemas on first use, but failed at once: %v", err)
+		}
+		checkpoint := decode(t, checkpointYAML)
+		errs := v.ValidateCreate(context.Background(), checkpointGVK, checkpoint)
+		if len(errs) != 1 || errs[0].Type != field.ErrorTypeInternal || !strings.Contains(errs[0].Error(), "not structural") {
+			t.Errorf("a write of the kind whose schema does not compile: %v, want one internal error", errs)
+		}
+		if err := v.Default(checkpointGVK, checkpoint); err == nil {
+			t.Error("Default with a schema that does not compile succeeded")
+		}
+		hook := decode(t, hookYAML)
+		if errs := v.ValidateCreate(context.Background(), hookGVK, hook); len(errs) != 0 {
+			t.Errorf("another kind: %v", errs)
+		}
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			v, err := crdschema.New(tt.mutate(load(t)))

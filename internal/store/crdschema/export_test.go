@@ -20,5 +20,6 @@ import "k8s.io/apimachinery/pkg/runtime/schema"
 
 // CELCompiled reports whether gvk's CEL rules have been compiled.
 func CELCompiled(v *Validator, gvk schema.GroupVersionKind) bool {
-	return v.versions[gvk].celCompiled.Load()
+	ver, _ := v.versions[gvk]()
+	return ver.celCompiled.Load()
 }
