@@ -194,8 +194,18 @@ func entryHead(line []byte) (*entry, error) {
 	return e, nil
 }
 
-// keyFields are entry's key fields in the order json.Marshal writes them.
-var keyFields = []string{"compacted", "rv", "type", "resource", "namespace", "name", "group"}
+// keyFields are entry's key fields in the order json.Marshal writes them,
+// and keyPrefixes each one's name as it begins a member.
+var (
+	keyFields   = []string{"compacted", "rv", "type", "resource", "namespace", "name", "group"}
+	keyPrefixes = func() [][]byte {
+		p := make([][]byte, len(keyFields))
+		for i, f := range keyFields {
+			p[i] = []byte(`"` + f + `":`)
+		}
+		return p
+	}()
+)
 
 // parseKeys decodes the key fields of an entry as json.Marshal writes
 // them, from the opening brace up to the object, reflection-free: a list
@@ -218,7 +228,7 @@ func parseKeys(head []byte) (*entry, bool) {
 		}
 		field := -1
 		for f := next; f < len(keyFields); f++ {
-			if bytes.HasPrefix(rest, []byte(`"`+keyFields[f]+`":`)) {
+			if bytes.HasPrefix(rest, keyPrefixes[f]) {
 				field = f
 				break
 			}
@@ -226,7 +236,7 @@ func parseKeys(head []byte) (*entry, bool) {
 		if field < 0 {
 			return nil, false
 		}
-		rest, next = rest[len(keyFields[field])+3:], field+1
+		rest, next = rest[len(keyPrefixes[field]):], field+1
 		var value []byte
 		if keyFields[field] == "type" || keyFields[field] == "resource" || keyFields[field] == "namespace" || keyFields[field] == "name" {
 			if len(rest) < 2 || rest[0] != '"' {
