@@ -166,14 +166,11 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		return err
 	}
 	out, isUnstructured := list.(*unstructured.UnstructuredList)
-	var newTyped func() client.Object
-	if _, err := c.s.scheme.New(r.gvk); !isUnstructured && err == nil {
-		newTyped = func() client.Object {
-			obj, _ := c.s.scheme.New(r.gvk)
-			return obj.(client.Object)
-		}
+	var slots *itemSlots
+	if !isUnstructured {
+		slots = newItemSlots(list)
 	}
-	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace, newTyped)
+	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace, slots)
 	if err != nil {
 		return err
 	}
@@ -193,13 +190,19 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		}
 		return nil
 	}
-	return c.toTypedList(r, rv, matched, list)
+	return c.toTypedList(r, rv, matched, list, slots)
 }
 
-// toTypedList puts items into the typed list, converting those read as
+// toTypedList puts items into the typed list: where they were decoded,
+// when all were decoded into slots, or else converting those read as
 // unstructured objects. Converting by reflection costs as much as
 // decoding, so a large list converts on every CPU too.
-func (c *Client) toTypedList(r *resource, rv uint64, items []*storedObject, list client.ObjectList) error {
+func (c *Client) toTypedList(r *resource, rv uint64, items []*storedObject, list client.ObjectList, slots *itemSlots) error {
+	if slots.take(list, items) {
+		list.SetResourceVersion(strconv.FormatUint(rv, 10))
+		list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+		return nil
+	}
 	objs := make([]runtime.Object, len(items))
 	errs := make([]error, len(items))
 	forEachParallel(len(items), func(i int) {

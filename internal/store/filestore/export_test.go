@@ -16,9 +16,19 @@ limitations under the License.
 
 package filestore
 
+import "time"
+
 // AwaitRemovals waits for the background removals of replaced files, so
 // that a benchmark can keep them out of what it measures next.
 func (s *Store) AwaitRemovals() { s.removals.Wait() }
 
 // LockedAdoptions counts the adoption checks made under the write lock.
 func (s *Store) LockedAdoptions() uint64 { return s.lockedAdoptions.Load() }
+
+// ObjectReads counts the object files read by large lists and the
+// hand-edit watcher.
+func (s *Store) ObjectReads() uint64 { return s.objectReads.Load() }
+
+// SetStampSettle sets how long ago a file must have changed to be stamped.
+// Call it before the store is used.
+func (s *Store) SetStampSettle(d time.Duration) { s.stampSettle = d }

@@ -36,7 +36,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/tether-dev/tether/internal/kubectl/manifest"
 	"github.com/tether-dev/tether/internal/store/crdschema"
@@ -189,7 +188,7 @@ func (s *Store) settled(ctx context.Context, r *resource, namespace, name string
 // listSettled lists like list, after adopting pending hand edits; a file
 // whose edit is refused contributes its last valid version. The objects
 // are sorted by namespace and name.
-func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, newTyped func() client.Object) (uint64, []*storedObject, error) {
+func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, slots *itemSlots) (uint64, []*storedObject, error) {
 	for attempt := 0; ; attempt++ {
 		var rv uint64
 		var items []*storedObject
@@ -199,7 +198,7 @@ func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, 
 			if rv, err = s.currentRV(); err != nil {
 				return err
 			}
-			items, pending, err = s.list(r, namespace, newTyped)
+			items, pending, err = s.list(r, namespace, slots)
 			if err != nil || len(pending) > 0 && attempt == 0 {
 				return err
 			}
@@ -405,6 +404,10 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 		}
 	}
 	scan := func() {
+		stamps := map[string]stampSet{}
+		for plural, r := range s.byPlural {
+			stamps[plural] = s.loadStamps(r)
+		}
 		_ = filepath.WalkDir(s.dir, func(path string, d os.DirEntry, err error) error {
 			if err != nil {
 				return nil
@@ -423,7 +426,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				}
 				return nil
 			}
-			if _, _, _, ok := s.keyOfPath(path); ok && s.needsAdoption(path) {
+			if r, ns, name, ok := s.keyOfPath(path); ok && !s.stamped(stamps[r.plural], ns, name, path) && s.needsAdoption(path) {
 				handle(path)
 			}
 			return nil
@@ -476,6 +479,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 // needsAdoption tells, without taking a lock, whether a file may hold a
 // hand edit, so that a scan of a large store only locks for those.
 func (s *Store) needsAdoption(path string) bool {
+	s.objectReads.Add(1)
 	data, err := s.readRegular(path)
 	if err != nil {
 		return true

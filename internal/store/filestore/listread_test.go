@@ -17,6 +17,7 @@ limitations under the License.
 package filestore_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -44,7 +45,11 @@ func TestLargeListMatchesGet(t *testing.T) {
 	ctx := context.Background()
 	const n = 300
 	for i := range n {
-		if err := c.Create(ctx, hook(fmt.Sprintf("h-%03d", i))); err != nil {
+		h := hook(fmt.Sprintf("h-%03d", i))
+		if i%3 == 0 {
+			h.Labels = map[string]string{"third": "yes"}
+		}
+		if err := c.Create(ctx, h); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -121,10 +126,98 @@ func TestLargeListMatchesGet(t *testing.T) {
 			t.Errorf("item %d: the unstructured list gave\n%+v\nthe typed list gave\n%+v", i, u, &list.Items[i])
 		}
 	}
+	checkListAgreesWithGet(t, c, list.Items)
 	for i := range list.Items {
 		got := &list.Items[i]
+		if got.Name == "h-010" && got.Spec.Goal != "edited by hand" {
+			t.Errorf("the hand edit of h-010 is not listed: goal %q", got.Spec.Goal)
+		}
+		if i%7 == 0 && got.Name == fmt.Sprintf("h-%03d", i) && got.Status.State != "step_pending" {
+			t.Errorf("%s: status update not listed", got.Name)
+		}
+	}
+
+	// A selector leaves gaps between the objects taken; a refused edit
+	// lists the last valid version, read apart from the rest.
+	refused := filepath.Join(dir, "hooks", "default", "h-030.yaml")
+	if err := os.WriteFile(refused, []byte("spec: [broken\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		opts []client.ListOption
+		want int
+	}{
+		{name: "every third, one refused", opts: []client.ListOption{client.MatchingLabels{"third": "yes"}}, want: 100 - 2},
+		{name: "all, one refused", want: n - 6 + 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			list := &agentsv1alpha1.HookList{}
+			if err := c.List(ctx, list, tc.opts...); err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != tc.want {
+				t.Fatalf("listed %d hooks, want %d", len(list.Items), tc.want)
+			}
+			checkListAgreesWithGet(t, c, list.Items)
+		})
+	}
+}
+
+// TestLargeListTakesItsSlots lists a store in which every object decodes
+// from the journal, so that the list takes the objects where they were
+// decoded: whole, with a selector leaving gaps, and by namespace; each
+// must be sorted and agree with a Get of every object.
+func TestLargeListTakesItsSlots(t *testing.T) {
+	s := openStore(t, t.TempDir())
+	c := s.Client()
+	ctx := context.Background()
+	for i := range 300 {
+		h := hook(fmt.Sprintf("h-%03d", i))
+		if i%2 == 1 {
+			h.Namespace = "team"
+		}
+		if i%3 == 0 {
+			h.Labels = map[string]string{"third": "yes"}
+		}
+		if err := c.Create(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		opts []client.ListOption
+		want int
+	}{
+		{name: "all", want: 300},
+		{name: "every third", opts: []client.ListOption{client.MatchingLabels{"third": "yes"}}, want: 100},
+		{name: "one namespace", opts: []client.ListOption{client.InNamespace("team")}, want: 150},
+		{name: "none", opts: []client.ListOption{client.MatchingLabels{"third": "no"}}, want: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			list := &agentsv1alpha1.HookList{}
+			if err := c.List(ctx, list, tc.opts...); err != nil {
+				t.Fatal(err)
+			}
+			if len(list.Items) != tc.want {
+				t.Fatalf("listed %d hooks, want %d", len(list.Items), tc.want)
+			}
+			if cap(list.Items) > 300 {
+				t.Errorf("the list holds %d slots", cap(list.Items))
+			}
+			checkListAgreesWithGet(t, c, list.Items)
+		})
+	}
+}
+
+// checkListAgreesWithGet checks that items are sorted by namespace and
+// name, and that each is what a Get of it returns.
+func checkListAgreesWithGet(t *testing.T, c client.Client, items []agentsv1alpha1.Hook) {
+	t.Helper()
+	for i := range items {
+		got := &items[i]
 		want := &agentsv1alpha1.Hook{}
-		if err := c.Get(ctx, client.ObjectKeyFromObject(got), want); err != nil {
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(got), want); err != nil {
 			t.Fatal(err)
 		}
 		// A typed Get clears the kind, as controller-runtime's client does; list items keep it.
@@ -132,11 +225,8 @@ func TestLargeListMatchesGet(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: list gave\n%+v\nget gave\n%+v", got.Name, got, want)
 		}
-		if got.Name == "h-010" && got.Spec.Goal != "edited by hand" {
-			t.Errorf("the hand edit of h-010 is not listed: goal %q", got.Spec.Goal)
-		}
-		if i%7 == 0 && got.Name == fmt.Sprintf("h-%03d", i) && got.Status.State != "step_pending" {
-			t.Errorf("%s: status update not listed", got.Name)
+		if i > 0 && cmp.Or(strings.Compare(items[i-1].Namespace, got.Namespace), strings.Compare(items[i-1].Name, got.Name)) >= 0 {
+			t.Errorf("%s/%s is listed after %s/%s", got.Namespace, got.Name, items[i-1].Namespace, items[i-1].Name)
 		}
 	}
 }

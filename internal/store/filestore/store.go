@@ -29,6 +29,7 @@ package filestore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -152,7 +153,12 @@ type Store struct {
 	endLife context.CancelFunc
 	// lockedAdoptions counts the adoption checks made under the write lock.
 	lockedAdoptions atomic.Uint64
-	observer        Observer
+	// objectReads counts the object files that large lists and the
+	// hand-edit scan read (see stamps.go).
+	objectReads atomic.Uint64
+	// stampSettle is how long ago a file must have changed to be stamped.
+	stampSettle time.Duration
+	observer    Observer
 	// quarantine holds the entries skipped because they cannot be read.
 	quarantine *quarantine
 	// root is the store directory, open: every path is resolved from it.
@@ -288,18 +294,19 @@ func newStore(dir string, opts *Options) (*Store, error) {
 	}
 	crds := opts.CRDs
 	s := &Store{
-		dir:        dir,
-		scheme:     opts.Scheme,
-		validator:  sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
-		byGVK:      map[schema.GroupVersionKind]*resource{},
-		byPlural:   map[string]*resource{},
-		now:        opts.Now,
-		log:        opts.Log,
-		limit:      opts.JournalLimit,
-		keep:       opts.JournalKeep,
-		quarantine: newQuarantine(),
-		io:         opts.IO,
-		observer:   opts.Observer,
+		dir:         dir,
+		scheme:      opts.Scheme,
+		validator:   sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
+		byGVK:       map[schema.GroupVersionKind]*resource{},
+		byPlural:    map[string]*resource{},
+		now:         opts.Now,
+		stampSettle: defaultStampSettle,
+		log:         opts.Log,
+		limit:       opts.JournalLimit,
+		keep:        opts.JournalKeep,
+		quarantine:  newQuarantine(),
+		io:          opts.IO,
+		observer:    opts.Observer,
 	}
 	if s.io == nil {
 		s.io = atomicfs.Real
@@ -694,20 +701,36 @@ func parseHeader(data []byte) (rv uint64, body []byte, ok bool) {
 
 // keyOfPath maps a store file path to its resource, namespace and name.
 func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
+	// A path below the store's that names an object is already clean, as
+	// no component of a key can be empty, "." or "..": filepath.Rel, a
+	// tenth of a large list's time, would return its rest unchanged.
+	if len(path) > len(s.dir) && path[len(s.dir)] == filepath.Separator && strings.HasPrefix(path, s.dir) {
+		if r, ns, name, ok := s.keyOfRel(path[len(s.dir)+1:]); ok {
+			return r, ns, name, true
+		}
+	}
 	rel, err := filepath.Rel(s.dir, path)
-	if err != nil || !strings.HasSuffix(rel, fileSuffix) {
+	if err != nil {
+		return nil, "", "", false
+	}
+	return s.keyOfRel(rel)
+}
+
+// keyOfRel is keyOfPath for a path relative to the store's directory.
+func (s *Store) keyOfRel(rel string) (*resource, string, string, bool) {
+	if !strings.HasSuffix(rel, fileSuffix) {
 		return nil, "", "", false
 	}
 	parts := strings.Split(rel, string(filepath.Separator))
 	name := strings.TrimSuffix(parts[len(parts)-1], fileSuffix)
-	if strings.HasPrefix(name, ".") || len(validation.IsDNS1123Subdomain(name)) > 0 {
+	if strings.HasPrefix(name, ".") || !isDNS1123Subdomain(name) {
 		return nil, "", "", false
 	}
 	r, ok := s.byPlural[parts[0]]
 	switch {
 	case !ok:
 		return nil, "", "", false
-	case r.namespaced && len(parts) == 3 && len(validation.IsDNS1123Label(parts[1])) == 0:
+	case r.namespaced && len(parts) == 3 && isDNS1123Label(parts[1]):
 		return r, parts[1], name, true
 	case !r.namespaced && len(parts) == 2:
 		return r, "", name, true
@@ -773,6 +796,8 @@ type storedObject struct {
 	typed client.Object
 	// handEdited is true when the file was not written by the store.
 	handEdited bool
+	// slot is 1 + the index of the list's item slot that typed is, or 0.
+	slot int
 }
 
 // object returns the object's metadata, whichever form it was read in.
@@ -940,10 +965,11 @@ func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) 
 // a hand edit not adopted yet, or that cannot be read, are returned apart
 // as pending paths, so that one bad file does not hide the rest.
 //
-// A list given newTyped decodes what it can straight into objects made by
-// newTyped (storedObject.typed), without the map in between; the rest are
-// read as unstructured objects.
-func (s *Store) list(r *resource, namespace string, newTyped func() client.Object) (items []*storedObject, pending []string, err error) {
+// A list given slots decodes what it can straight into them
+// (storedObject.typed), without the map in between; the rest are read as
+// unstructured objects. Files are read in key order, so that the slots
+// come out in the list's order.
+func (s *Store) list(r *resource, namespace string, slots *itemSlots) (items []*storedObject, pending []string, err error) {
 	var dirs []string
 	if namespace != "" || !r.namespaced {
 		dirs = []string{s.objectDir(r, namespace)}
@@ -967,7 +993,8 @@ func (s *Store) list(r *resource, namespace string, newTyped func() client.Objec
 			}
 		}
 	}
-	var paths []string
+	type keyedPath struct{ namespace, name, path string }
+	var files []keyedPath
 	for _, dir := range dirs {
 		entries, err := s.readStoreDir(dir)
 		if err != nil {
@@ -978,13 +1005,19 @@ func (s *Store) list(r *resource, namespace string, newTyped func() client.Objec
 				continue
 			}
 			path := filepath.Join(dir, e.Name())
-			if _, _, _, ok := s.keyOfPath(path); !ok {
-				continue
+			if _, ns, name, ok := s.keyOfPath(path); ok {
+				files = append(files, keyedPath{ns, name, path})
 			}
-			paths = append(paths, path)
 		}
 	}
-	read := s.readObjects(r, paths, newTyped)
+	slices.SortFunc(files, func(a, b keyedPath) int {
+		return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
+	})
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	read := s.readObjects(r, paths, slots)
 	for i, so := range read {
 		if so == nil || so.handEdited {
 			pending = append(pending, paths[i])
