@@ -19,6 +19,8 @@ package testsupport
 import (
 	"flag"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -42,4 +44,16 @@ func Skip100k(b *testing.B) {
 	if f := flag.Lookup("test.bench"); f == nil || !strings.Contains(f.Value.String(), "100k") {
 		b.Skip("100,000 objects: run with -bench 100k")
 	}
+}
+
+// BuildTool builds the program hack/NAME for a benchmark and returns the
+// binary's path.
+func BuildTool(tb testing.TB, name string) string {
+	tb.Helper()
+	bin := filepath.Join(tb.TempDir(), name)
+	build := exec.Command("go", "build", "-o", bin, "github.com/tether-dev/tether/hack/"+name)
+	if out, err := build.CombinedOutput(); err != nil {
+		tb.Fatalf("building hack/%s: %v\n%s", name, err, out)
+	}
+	return bin
 }

@@ -102,12 +102,7 @@ func (l *StartLog) Next(tb testing.TB, notPID int) Announcement {
 // each duration is from a kill to the new process's announcement.
 func ForkExecRestarts(tb testing.TB, l *StartLog, n int) []time.Duration {
 	tb.Helper()
-	bin := filepath.Join(tb.TempDir(), "forkexec")
-	build := exec.Command("go", "build", "-o", bin, "github.com/tether-dev/tether/hack/forkexec")
-	if out, err := build.CombinedOutput(); err != nil {
-		tb.Fatalf("building hack/forkexec: %v\n%s", err, out)
-	}
-	sup := exec.Command(bin, l.Command(100000)...)
+	sup := exec.Command(BuildTool(tb, "forkexec"), l.Command(100000)...)
 	if err := sup.Start(); err != nil {
 		tb.Fatal(err)
 	}
