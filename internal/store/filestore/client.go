@@ -170,7 +170,7 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	if !isUnstructured {
 		slots = newItemSlots(list)
 	}
-	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace, slots)
+	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace, slots, nil)
 	if err != nil {
 		return err
 	}
@@ -354,7 +354,7 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 	if err != nil {
 		return err
 	}
-	_, items, err := c.s.listSettled(ctx, r, dao.Namespace, nil)
+	_, items, err := c.s.listSettled(ctx, r, dao.Namespace, nil, nil)
 	if err != nil {
 		return err
 	}

@@ -53,7 +53,7 @@ type journalVersion struct {
 // it was found so is not even read. Any other file (a hand edit, an object
 // whose entry was compacted away, a journal that cannot be read) is read
 // from its YAML as before. Slots of unreadable files stay nil.
-func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots) []*storedObject {
+func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, mention []byte) []*storedObject {
 	read := make([]*storedObject, len(paths))
 	if slots != nil {
 		slots.make(len(paths))
@@ -74,7 +74,7 @@ func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots) []*st
 		if slots != nil {
 			typed = slots.at(i)
 		}
-		if so, st, isFresh := s.readFromJournal(index, stamps, paths[i], typed, settled); so != nil {
+		if so, st, isFresh := s.readFromJournal(index, stamps, paths[i], typed, mention, settled); so != nil {
 			if typed != nil {
 				so.slot = i + 1
 			}
@@ -128,8 +128,9 @@ func (s *Store) restamp(r *resource, index map[string]journalVersion, old stampS
 // entry does not decode to the object the path names. It returns the
 // file's stamp too, when it has one: the stamp in stamps that still holds,
 // or a fresh one (isFresh) for a file found whole that last changed before
-// settled (Unix nanoseconds).
-func (s *Store) readFromJournal(index map[string]journalVersion, stamps stampSet, path string, typed client.Object, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
+// settled (Unix nanoseconds). Given mention, an entry whose JSON does not
+// contain it is not decoded: the object is marked unmentioned.
+func (s *Store) readFromJournal(index map[string]journalVersion, stamps stampSet, path string, typed client.Object, mention []byte, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
 	if index == nil {
 		return nil, fileStamp{}, false
 	}
@@ -143,6 +144,9 @@ func (s *Store) readFromJournal(index map[string]journalVersion, stamps stampSet
 		return nil, fileStamp{}, false
 	}
 	if st, ok := stamps[key]; ok && st.rv == v.rv && s.stampHolds(st, path) {
+		if mention != nil && !bytes.Contains(v.object, mention) {
+			return &storedObject{unmentioned: true}, st, false
+		}
 		if so := decodeEntryObject(v.object, ns, name, typed); so != nil {
 			return so, st, false
 		}
@@ -162,7 +166,9 @@ func (s *Store) readFromJournal(index map[string]journalVersion, stamps stampSet
 	if !valid || rv != v.rv {
 		return nil, fileStamp{}, false
 	}
-	if so = decodeEntryObject(v.object, ns, name, typed); so == nil {
+	if mention != nil && !bytes.Contains(v.object, mention) {
+		so = &storedObject{unmentioned: true}
+	} else if so = decodeEntryObject(v.object, ns, name, typed); so == nil {
 		return nil, fileStamp{}, false
 	}
 	if st, ok := stampOf(fi, rv); ok && st.ctime < settled && st.size == int64(len(data)) {

@@ -375,7 +375,8 @@ func (s *Store) collectDependents(ctx context.Context, owner *unstructured.Unstr
 		if r.namespaced && owner.GetNamespace() == "" {
 			continue
 		}
-		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace(), nil)
+		// Only an object whose JSON holds the owner's uid can name it.
+		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace(), nil, []byte(owner.GetUID()))
 		if err != nil {
 			s.log.Error(err, "garbage collection: listing", "resource", r.plural)
 			continue

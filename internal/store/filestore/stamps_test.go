@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -318,5 +319,61 @@ func TestStampsGoWithDeletedObjects(t *testing.T) {
 		if _, err := fmt.Sscanf(h.Name, "h-%d", &n); err == nil && n < 100 && h.Spec.Goal != "again" {
 			t.Errorf("%s has goal %q, want the one it was created again with", h.Name, h.Spec.Goal)
 		}
+	}
+}
+
+// TestCascadeDeletionAmongMany deletes an owner among enough objects of
+// its dependents' kind that the garbage collector takes them from the
+// journal, leaving undecoded those that do not mention the owner's uid:
+// every dependent must go, including one whose owner reference is a hand
+// edit not yet adopted, and nothing else, including an object that holds
+// the uid elsewhere.
+func TestCascadeDeletionAmongMany(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	c := s.Client()
+	owner := hook("owner")
+	must(t, c.Create(ctx, owner))
+	ref := metav1.OwnerReference{APIVersion: agentsv1alpha1.GroupVersion.String(), Kind: "Hook", Name: owner.Name, UID: owner.UID}
+	dependents := map[string]bool{}
+	for i := range stampedObjects {
+		h := hook(fmt.Sprintf("h-%03d", i))
+		switch {
+		case i%50 == 7:
+			h.OwnerReferences = []metav1.OwnerReference{ref}
+			dependents[h.Name] = true
+		case i == 11:
+			h.Annotations = map[string]string{"note": "not owned by " + string(owner.UID)}
+		}
+		must(t, c.Create(ctx, h))
+	}
+	edited := filepath.Join(dir, "hooks", "default", "h-200.yaml")
+	data, err := os.ReadFile(edited)
+	must(t, err)
+	withRef := bytes.Replace(data, []byte("\n  name: h-200\n"), []byte(fmt.Sprintf("\n  name: h-200\n  ownerReferences:\n  - apiVersion: %s\n    kind: Hook\n    name: owner\n    uid: %s\n", ref.APIVersion, owner.UID)), 1)
+	if bytes.Equal(withRef, data) {
+		t.Fatalf("no name line to add an owner reference after in\n%s", data)
+	}
+	must(t, os.WriteFile(edited, withRef, 0o600))
+	dependents["h-200"] = true
+
+	must(t, c.Delete(ctx, owner))
+	list := &agentsv1alpha1.HookList{}
+	must(t, c.List(ctx, list))
+	left := map[string]bool{}
+	for _, h := range list.Items {
+		left[h.Name] = true
+	}
+	for name := range dependents {
+		if left[name] {
+			t.Errorf("dependent %s was not deleted with its owner", name)
+		}
+	}
+	if want := stampedObjects - len(dependents); len(list.Items) != want {
+		t.Errorf("%d Hooks left, want %d", len(list.Items), want)
+	}
+	if !left["h-011"] {
+		t.Errorf("h-011, which only mentions the owner's uid, was deleted")
 	}
 }

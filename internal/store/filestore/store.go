@@ -798,6 +798,9 @@ type storedObject struct {
 	handEdited bool
 	// slot is 1 + the index of the list's item slot that typed is, or 0.
 	slot int
+	// unmentioned marks an object a list left out undecoded, its JSON not
+	// holding what the list was to mention.
+	unmentioned bool
 }
 
 // object returns the object's metadata, whichever form it was read in.
@@ -969,7 +972,12 @@ func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) 
 // (storedObject.typed), without the map in between; the rest are read as
 // unstructured objects. Files are read in key order, so that the slots
 // come out in the list's order.
-func (s *Store) list(r *resource, namespace string, slots *itemSlots) (items []*storedObject, pending []string, err error) {
+//
+// A list given mention leaves out the objects it takes from the journal
+// whose entry's JSON does not contain it, without decoding them: the
+// garbage collector looks for its owner's uid so, in every kind, at every
+// deletion. Objects read another way are all returned.
+func (s *Store) list(r *resource, namespace string, slots *itemSlots, mention []byte) (items []*storedObject, pending []string, err error) {
 	var dirs []string
 	if namespace != "" || !r.namespaced {
 		dirs = []string{s.objectDir(r, namespace)}
@@ -1017,8 +1025,11 @@ func (s *Store) list(r *resource, namespace string, slots *itemSlots) (items []*
 	for i, f := range files {
 		paths[i] = f.path
 	}
-	read := s.readObjects(r, paths, slots)
+	read := s.readObjects(r, paths, slots, mention)
 	for i, so := range read {
+		if so != nil && so.unmentioned {
+			continue
+		}
 		if so == nil || so.handEdited {
 			pending = append(pending, paths[i])
 			continue
