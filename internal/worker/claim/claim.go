@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
@@ -125,6 +126,64 @@ func One(ctx context.Context, c client.Client, key types.NamespacedName, worker 
 	if err := checkWorker(ctx, c, key.Namespace, worker); err != nil {
 		return nil, err
 	}
+	deadline := time.Now().Add(FreeingWait)
+	for {
+		h, err := one(ctx, c, key, worker)
+		if !errors.Is(err, errBeingFreed) {
+			return h, err
+		}
+		if time.Now().After(deadline) {
+			// No reconciler has freed it (none runs): the claim stands as
+			// it is, as before the crash was recorded.
+			return h, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(freeingPoll):
+		}
+	}
+}
+
+// FreeingWait bounds how long One waits for the Hook reconciler to free a
+// Hook that a crash record of the claiming Worker lists (see beingFreed).
+var FreeingWait = 5 * time.Second
+
+// freeingPoll is how often One reads such a Hook again.
+const freeingPoll = 10 * time.Millisecond
+
+// errBeingFreed says that the Hook is held by the claiming Worker, but in
+// the name of a process of it that died: see beingFreed.
+var errBeingFreed = errors.New("the hook is being freed from a crashed process of this worker")
+
+// beingFreed tells whether the Hook reconciler is about to free h from
+// worker: a crash record of the Worker lists h at its present generation
+// (CrashRecord.Held), and the Worker frees its Hooks on a crash. A process
+// restarted after a crash that claims the Hook at once would otherwise
+// find it held by its own Worker and change nothing, and the reconciler
+// would then free the Hook under it; it waits for the free and claims the
+// Hook anew, which changes its generation, so that the record no longer
+// applies.
+func beingFreed(ctx context.Context, c client.Client, h *v1.Hook, worker string) (bool, error) {
+	w := &v1.Worker{}
+	if err := c.Get(ctx, types.NamespacedName{Namespace: h.Namespace, Name: worker}, w); err != nil {
+		return false, client.IgnoreNotFound(err)
+	}
+	if w.Spec.ClearAssigneeOnCrash != nil && !*w.Spec.ClearAssigneeOnCrash {
+		return false, nil
+	}
+	for _, rec := range w.Status.Crashes {
+		for _, held := range rec.Held {
+			if held.Name == h.Name && held.Generation == h.Generation {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// one is one attempt of One: errBeingFreed when it must wait.
+func one(ctx context.Context, c client.Client, key types.NamespacedName, worker string) (*v1.Hook, error) {
 	var h *v1.Hook
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		h = &v1.Hook{}
@@ -133,7 +192,11 @@ func One(ctx context.Context, c client.Client, key types.NamespacedName, worker 
 		}
 		switch {
 		case h.Spec.Assignee == worker:
-			return nil
+			freeing, err := beingFreed(ctx, c, h, worker)
+			if err == nil && freeing {
+				err = errBeingFreed
+			}
+			return err
 		case h.Spec.Assignee != "":
 			return &decided{heldBy(h)}
 		case h.Status.State == v1.HookCompleted || h.Status.State == v1.HookFailed || h.Status.State == v1.HookAbandoned:
@@ -143,10 +206,12 @@ func One(ctx context.Context, c client.Client, key types.NamespacedName, worker 
 		return c.Update(ctx, h)
 	})
 	var d *decided
-	if errors.As(err, &d) {
+	switch {
+	case errors.As(err, &d):
 		return nil, d.err
-	}
-	if err != nil {
+	case errors.Is(err, errBeingFreed):
+		return h, err
+	case err != nil:
 		return nil, err
 	}
 	return h, nil

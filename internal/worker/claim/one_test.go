@@ -19,6 +19,7 @@ package claim_test
 import (
 	"context"
 	"strings"
+	"time"
 	"testing"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -106,6 +107,76 @@ func TestOneRacingWrites(t *testing.T) {
 			}
 			if got.Spec.Assignee != tt.wantHeld {
 				t.Errorf("assignee %q, want %q", got.Spec.Assignee, tt.wantHeld)
+			}
+		})
+	}
+}
+
+// TestOneAfterACrashOfItsWorker: a process restarted after a crash that
+// claims its Hook at once finds it still held by its own Worker, while a
+// crash record lists it at its present generation; the Hook reconciler is
+// about to free it. The claim must wait for the free and claim the Hook
+// anew, not return the hold that is about to go. With no reconciler to
+// free it, the claim stands after FreeingWait.
+func TestOneAfterACrashOfItsWorker(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		freeing bool
+	}{
+		{name: "the reconciler frees it", freeing: true},
+		{name: "no reconciler runs"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claim.FreeingWait = 300 * time.Millisecond
+			defer func() { claim.FreeingWait = 5 * time.Second }()
+			sch, err := scheme.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			key := client.ObjectKey{Namespace: "default", Name: "task"}
+			hook := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task", Generation: 2}}
+			hook.Spec.Goal, hook.Spec.Steps, hook.Spec.Assignee = "g", []v1.Step{{Name: "one"}}, "agent"
+			hook.Status.State = v1.HookStepPending
+			w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent"}}
+			w.Status.Phase = v1.WorkerRunning
+			w.Status.Crashes = []v1.CrashRecord{{PID: 41, Reason: "Exited", Held: []v1.HeldHook{{Name: "task", Generation: 2}}}}
+			c := fake.NewClientBuilder().WithScheme(sch).WithStatusSubresource(&v1.Hook{}, &v1.Worker{}).
+				WithObjects(hook, w).Build()
+			freed := make(chan struct{})
+			if tc.freeing {
+				go func() {
+					defer close(freed)
+					time.Sleep(50 * time.Millisecond)
+					h := &v1.Hook{}
+					if err := c.Get(ctx, key, h); err != nil {
+						t.Error(err)
+						return
+					}
+					h.Spec.Assignee = ""
+					h.Generation++
+					if err := c.Update(ctx, h); err != nil {
+						t.Error(err)
+					}
+				}()
+			} else {
+				close(freed)
+			}
+			start := time.Now()
+			got, err := claim.One(ctx, c, key, "agent")
+			if err != nil {
+				t.Fatalf("One: %v", err)
+			}
+			<-freed
+			stored := &v1.Hook{}
+			if err := c.Get(ctx, key, stored); err != nil {
+				t.Fatal(err)
+			}
+			if stored.Spec.Assignee != "agent" || got.Spec.Assignee != "agent" {
+				t.Errorf("assignee %q (returned %q) after the claim, want agent: the claim returned before the free", stored.Spec.Assignee, got.Spec.Assignee)
+			}
+			if waited := time.Since(start); !tc.freeing && waited < claim.FreeingWait {
+				t.Errorf("the claim returned after %v, before FreeingWait", waited)
 			}
 		})
 	}
