@@ -19,8 +19,8 @@ package claim_test
 import (
 	"context"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
