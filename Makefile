@@ -64,6 +64,10 @@ test: verify-generated vet envtest ## Run every test: unit, envtest, end to end 
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -race -count=1 -timeout 40m ./...
 	$(MAKE) --no-print-directory fuzz FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) STORE_FUZZ_ITERATIONS=$(STORE_FUZZ_ITERATIONS)
 
+.PHONY: test-agents-latest
+test-agents-latest: ## Rerun the real Claude Code acceptance against the newest published client (the pinned one is in hack/agents/install.sh).
+	TETHER_CLAUDE_CODE_VERSION=latest go test -count=1 -run '^TestRealClaudeCode' ./cmd/tether/
+
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZ_ITERATIONS inputs each (STORE_FUZZ_ITERATIONS for store files).
 	FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) SLOW_FUZZ_ITERATIONS=$(STORE_FUZZ_ITERATIONS) SLOW_FUZZ_TARGETS=FuzzStoreFile hack/fuzz.sh
