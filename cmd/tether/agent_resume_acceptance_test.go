@@ -652,12 +652,12 @@ spec:
 		t.Errorf("receipts verify:\n%s", out)
 	}
 
-	// The Hook knows its agent session: the resumed one, which took over
-	// from the killed one and compacted once.
+	// The Hook knows its agent session: the resumed one, which kept the
+	// killed one's id (as claude --continue does) and compacted once.
 	st, _ := raw["status"].(map[string]any)
 	as, _ := st["agentSession"].(map[string]any)
-	if as["sessionID"] != s2.id || as["resumedFrom"] != s1.id || as["compactions"] != float64(1) {
-		t.Errorf("status.agentSession = %v: want sessionID %s, resumedFrom %s, compactions 1", as, s2.id, s1.id)
+	if as["sessionID"] != s1.id || s2.id != s1.id || as["compactions"] != float64(1) {
+		t.Errorf("status.agentSession = %v, sessions %s then %s: want one session id kept across the resume, compactions 1", as, s1.id, s2.id)
 	}
 }
 

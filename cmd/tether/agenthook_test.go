@@ -121,7 +121,8 @@ func TestAgentHookEvents(t *testing.T) {
 	}
 	out, _ = e.okHook(map[string]any{"hook_event_name": "SessionStart", "source": "compact"})
 	ctx := sessionContext(t, out)
-	if !strings.HasPrefix(ctx, "# Your context was just compacted") || !strings.Contains(ctx, `Current step: "build" (1/2), attempt 1 of 3`) || !strings.Contains(ctx, "(pre_compact") {
+	first, rest, _ := strings.Cut(ctx, "\n\n")
+	if !strings.Contains(first, "supersedes every earlier tether context") || !strings.HasPrefix(rest, "# Your context was just compacted") || !strings.Contains(ctx, `Current step: "build" (1/2), attempt 1 of 3`) || !strings.Contains(ctx, "(pre_compact") {
 		t.Errorf("compact context:\n%s", ctx)
 	}
 

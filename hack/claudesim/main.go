@@ -23,9 +23,11 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -101,6 +103,10 @@ func run(args []string, stderr io.Writer) int {
 	}
 	defer func() { _ = out.Close() }()
 	id := *session
+	if id == "" && resumed {
+		// claude --continue and --resume keep the session id.
+		id = lastSessionID(*transcript)
+	}
 	if id == "" {
 		id = sc.SessionID
 	}
@@ -120,4 +126,20 @@ func run(args []string, stderr io.Writer) int {
 	defer stop()
 	s := &Sim{Project: dir, SessionID: id, Transcript: *transcript, Sources: sources, out: out}
 	return s.Run(ctx, &sc, source)
+}
+
+// lastSessionID is the id of the last session a transcript holds, or "".
+func lastSessionID(transcript string) string {
+	data, err := os.ReadFile(transcript)
+	if err != nil {
+		return ""
+	}
+	id := ""
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var e Entry
+		if json.Unmarshal(line, &e) == nil && e.Kind == "session" {
+			id = e.Reason
+		}
+	}
+	return id
 }

@@ -31,12 +31,6 @@ import (
 	"time"
 )
 
-// MaxConsecutiveStopBlocks is how many Stop-hook blocks in a row Claude Code
-// honours: the 8th consecutive block ends the turn with a warning instead of
-// continuing it (a model choice; Claude Code documents that it ends the turn
-// after 8 consecutive blocks).
-const MaxConsecutiveStopBlocks = 8
-
 // blockingEvents are the events whose hooks can block (decision "block" or
 // exit 2 with stderr fed back to the model).
 var blockingEvents = map[string]bool{
@@ -142,7 +136,13 @@ func (s *Sim) Fire(ctx context.Context, event string, fields map[string]any) Out
 		"transcript_path": s.Transcript,
 		"cwd":             s.Project,
 		"hook_event_name": event,
-		"permission_mode": "default",
+	}
+	// As the real client: SessionStart, PreCompact and SessionEnd carry no
+	// permission_mode.
+	switch event {
+	case "SessionStart", "PreCompact", "SessionEnd":
+	default:
+		input["permission_mode"] = "default"
 	}
 	for k, v := range fields {
 		input[k] = v
@@ -396,7 +396,12 @@ func (s *Sim) Run(ctx context.Context, sc *Script, source string) int {
 			if trigger == "" {
 				trigger = "manual"
 			}
-			s.Fire(ctx, "PreCompact", map[string]any{"trigger": trigger, "custom_instructions": a.Compact.Instructions})
+			// The real client sends null when /compact was given no text.
+			var instructions any
+			if a.Compact.Instructions != "" {
+				instructions = a.Compact.Instructions
+			}
+			s.Fire(ctx, "PreCompact", map[string]any{"trigger": trigger, "custom_instructions": instructions})
 			s.log(Entry{Kind: "compacted", Text: "the model's context was summarised"})
 			s.addContext("SessionStart", s.Fire(ctx, "SessionStart", map[string]any{"source": "compact"}))
 		case "sleep":
@@ -483,17 +488,14 @@ func (s *Sim) runTool(ctx context.Context, command string) {
 	})
 }
 
-// stop fires Stop up to max times while hooks block it.
+// stop fires Stop up to max times while hooks block it. The real client
+// (2.1.x) has no cap of its own on consecutive blocks: it delivered 30 in
+// one turn, so only the hooks' answers (and max, the script's bound) end it.
 func (s *Sim) stop(ctx context.Context, max int) {
 	for i := 0; i < max; i++ {
 		o := s.Fire(ctx, "Stop", map[string]any{"stop_hook_active": s.stopActive})
-		switch {
-		case o.Stopped || !o.Blocked:
+		if o.Stopped || !o.Blocked {
 			s.log(Entry{Kind: "turn_end", Text: "the agent stopped"})
-			s.newTurn()
-			return
-		case s.consecutive+1 >= MaxConsecutiveStopBlocks:
-			s.log(Entry{Kind: "stop_block_cap", Reason: o.Reason, Text: fmt.Sprintf("%d consecutive Stop-hook blocks: Claude Code ends the turn", MaxConsecutiveStopBlocks)})
 			s.newTurn()
 			return
 		}

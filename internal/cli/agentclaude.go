@@ -45,7 +45,8 @@ func newAgentInstallCommand(install bool) *cobra.Command {
 	var dryRun bool
 	verb, short, long := "install", "Install tether's hooks into an agent's settings",
 		`Merge tether's hook entries ("<tether> agent hook" for SessionStart,
-UserPromptSubmit, PostToolUse, PreCompact, Stop and SessionEnd) into Claude
+UserPromptSubmit, PostToolUse, PostToolUseFailure, PreCompact, Stop and
+SessionEnd) into Claude
 Code's settings file. Every other key and hook is kept; installing twice
 changes nothing; the file is written atomically; a file that is not valid JSON
 is refused with its line and column. See docs/agents.md.`

@@ -47,8 +47,8 @@ func newAgentHookCommand(g *GlobalOptions) *cobra.Command {
 		Use:   "hook",
 		Short: "Answer a Claude Code hook event (reads the event JSON on stdin)",
 		Long: `Answer one Claude Code hook event: the command that "tether agent install
-claude" registers for SessionStart, UserPromptSubmit, PostToolUse, PreCompact,
-Stop and SessionEnd. It reads the event JSON on stdin and finds the Hook the
+claude" registers for SessionStart, UserPromptSubmit, PostToolUse,
+PostToolUseFailure, PreCompact, Stop and SessionEnd. It reads the event JSON on stdin and finds the Hook the
 agent works on: $TETHER_HOOK (in $TETHER_NAMESPACE), else the checkout's
 binding (tether agent bind), else the one non-terminal Hook whose
 spec.workspace contains the event's cwd.

@@ -352,13 +352,18 @@ func TestSessionLifecycle(t *testing.T) {
 	}
 	e.handle(claudehook.Event{HookEventName: claudehook.UserPromptSubmit, Prompt: "go on"})
 
+	// PreCompact checkpoints; the compaction counts only when it happened,
+	// at SessionStart source compact (the client may give up after PreCompact).
 	e.handle(claudehook.Event{HookEventName: claudehook.PreCompact, Trigger: "auto"})
 	h = e.hook(key)
-	if h.Status.AgentSession.Compactions != 1 || h.Status.LastCheckpoint == nil || h.Status.LastCheckpoint.Trigger != v1.TriggerPreCompact {
+	if h.Status.AgentSession.Compactions != 0 || h.Status.LastCheckpoint == nil || h.Status.LastCheckpoint.Trigger != v1.TriggerPreCompact {
 		t.Errorf("PreCompact: session %+v, last checkpoint %+v", h.Status.AgentSession, h.Status.LastCheckpoint)
 	}
 
 	ctx := additionalContext(t, e.handle(claudehook.Event{HookEventName: claudehook.SessionStart, Source: "compact"}).Answer)
+	if h = e.hook(key); h.Status.AgentSession.Compactions != 1 || h.Status.AgentSession.LastCompactedAt == nil {
+		t.Errorf("SessionStart compact did not count the compaction: %+v", h.Status.AgentSession)
+	}
 	for _, want := range []string{"# Your context was just compacted", `Current step: "build" (1/2), attempt 1`, "Files touched: main.go", "Last checkpoint: task-1 (pre_compact", "# Recovery file: hook task"} {
 		if !strings.Contains(ctx, want) {
 			t.Errorf("compact context lacks %q:\n%s", want, ctx)
@@ -392,16 +397,61 @@ func TestSessionLifecycle(t *testing.T) {
 	}
 }
 
-func TestSessionEndedMidStepIsFlagged(t *testing.T) {
-	e := newEnv(t)
-	e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
-	e.handle(claudehook.Event{HookEventName: claudehook.SessionStart, Source: "startup"})
-	e.handle(claudehook.Event{HookEventName: claudehook.SessionEnd, Reason: "other"})
-	// The same session resumed: the flag is shown by the recovery file of
-	// another reader (tether recover); the resumed session clears it.
-	ctx := additionalContext(t, e.handle(claudehook.Event{HookEventName: claudehook.SessionStart, SessionID: "s1", Source: "resume"}).Answer)
-	if strings.Contains(ctx, "ended during step") {
-		t.Errorf("a resumed session is still flagged as ended:\n%s", ctx)
+// The next session's context says where the last one ended, whether it is
+// a new session or the same one resumed (claude --continue sends source
+// resume with the same session_id), and whether the last one ended with a
+// SessionEnd or was killed without one (issue 25, item 2).
+func TestSessionEndedMidStepReachesNextSession(t *testing.T) {
+	cases := []struct {
+		name      string
+		ended     bool
+		next      claudehook.Event
+		wantFlag  bool
+		wantCause string
+	}{
+		{"ended, resumed", true, claudehook.Event{SessionID: "s1", Source: "resume"}, true, "reason other"},
+		{"ended, new session", true, claudehook.Event{SessionID: "s2", Source: "startup"}, true, "reason other"},
+		{"killed, resumed", false, claudehook.Event{SessionID: "s1", Source: "resume"}, true, "killed or crashed"},
+		{"killed, new session", false, claudehook.Event{SessionID: "s2", Source: "startup"}, true, "killed or crashed"},
+		{"same session, compacted", false, claudehook.Event{SessionID: "s1", Source: "compact"}, false, ""},
+		{"same session, cleared", false, claudehook.Event{SessionID: "s1", Source: "clear"}, false, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
+			e.handle(claudehook.Event{HookEventName: claudehook.SessionStart, Source: "startup"})
+			if tc.ended {
+				e.handle(claudehook.Event{HookEventName: claudehook.SessionEnd, Reason: "other"})
+			}
+			tc.next.HookEventName = claudehook.SessionStart
+			ctx := additionalContext(t, e.handle(tc.next).Answer)
+			got := strings.Contains(ctx, `The last session ended during step "build"`)
+			if got != tc.wantFlag || (tc.wantFlag && !strings.Contains(ctx, tc.wantCause)) {
+				t.Errorf("flagged %v (want %v, cause %q):\n%s", got, tc.wantFlag, tc.wantCause, ctx)
+			}
+			// Said once, whichever part of the text says it.
+			if n := strings.Count(ctx, "The last session ended during step"); n > 1 {
+				t.Errorf("said %d times:\n%s", n, ctx)
+			}
+		})
+	}
+}
+
+// Every context tether injects says in its first line that it supersedes
+// the earlier ones, with the Hook's resourceVersion (issue 25, item 3).
+func TestContextFirstLineSupersedes(t *testing.T) {
+	for _, src := range []string{"startup", "resume", "clear", "compact"} {
+		t.Run(src, func(t *testing.T) {
+			e := newEnv(t)
+			key := e.createHook("task", e.ws, hookfsm.Initialize)
+			ctx := additionalContext(t, e.handle(claudehook.Event{HookEventName: claudehook.SessionStart, Source: src}).Answer)
+			first, _, _ := strings.Cut(ctx, "\n")
+			rv := e.hook(key).ResourceVersion
+			if !strings.Contains(first, "supersedes every earlier tether context") || !strings.Contains(first, "resourceVersion "+rv) {
+				t.Errorf("first line %q: want the supersede mark with resourceVersion %s", first, rv)
+			}
+		})
 	}
 }
 

@@ -152,7 +152,7 @@ func Handle(ctx context.Context, ev claudehook.Event, opts Options) (Result, err
 		err = h.sessionStart(ctx)
 	case claudehook.UserPromptSubmit:
 		err = h.heartbeat(ctx)
-	case claudehook.PostToolUse:
+	case claudehook.PostToolUse, claudehook.PostToolUseFailure:
 		if err = h.heartbeat(ctx); err == nil {
 			h.gitActivity(ctx)
 		}
@@ -329,7 +329,9 @@ func (h *handler) takeCheckpoint(ctx context.Context, req checkpoint.Request) er
 	return err
 }
 
-// preCompact takes a pre_compact checkpoint and records the compaction.
+// preCompact takes a pre_compact checkpoint. The compaction is counted at
+// SessionStart with source compact, when it happened: the client runs
+// PreCompact before it commits to compacting and may give up.
 func (h *handler) preCompact(ctx context.Context) error {
 	desc := "before the agent's context was compacted"
 	if h.ev.Trigger != "" {
@@ -343,9 +345,7 @@ func (h *handler) preCompact(ctx context.Context) error {
 	}
 	now := h.opts.now()
 	_, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
-		s := h.touch(hook, now)
-		s.Compactions++
-		s.LastCompactedAt = ptrTime(now)
+		h.touch(hook, now)
 		return true, nil
 	})
 	return err
@@ -378,7 +378,9 @@ func (h *handler) sessionEnd(ctx context.Context) error {
 // sessionStart records the session and answers with the recovery file.
 func (h *handler) sessionStart(ctx context.Context) error {
 	now := h.opts.now()
+	var last string
 	hook, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
+		last = lastSessionLine(hook, h.ev)
 		prev := hook.Status.AgentSession
 		var prevEnded bool
 		if prev != nil {
@@ -393,6 +395,10 @@ func (h *handler) sessionStart(ctx context.Context) error {
 		case v1.SessionStartup, v1.SessionResume, v1.SessionClear, v1.SessionCompact:
 			s.Source = src
 		}
+		if h.ev.Source == string(v1.SessionCompact) {
+			s.Compactions++
+			s.LastCompactedAt = ptrTime(now)
+		}
 		if prev != s {
 			s.LastFingerprint = ""
 		}
@@ -401,11 +407,14 @@ func (h *handler) sessionStart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	var b strings.Builder
+	b.WriteString(SupersedeLine(hook, now))
 	if st := hook.Status.State; st.IsTerminal() {
-		h.res.Answer = claudehook.SessionStartContext(fmt.Sprintf("tether: hook %s is %s; nothing is left to do on it (%s).", hook.Name, st, hookfsm.NextAction(hook)))
+		fmt.Fprintf(&b, "tether: hook %s is %s; nothing is left to do on it (%s).", hook.Name, st, hookfsm.NextAction(hook))
+		h.res.Answer = claudehook.SessionStartContext(b.String())
 		return nil
 	}
-	var b strings.Builder
+	b.WriteString(last)
 	if hook.Spec.Suspend {
 		fmt.Fprintf(&b, "tether: hook %s is PAUSED%s. Do not work on it until a person unpauses it.\n\n", hook.Name, pauseReason(hook))
 	}
@@ -422,6 +431,49 @@ func (h *handler) sessionStart(ctx context.Context) error {
 	b.Write(recoveryfile.Render(hook, opts))
 	h.res.Answer = claudehook.SessionStartContext(b.String())
 	return nil
+}
+
+// SupersedeLine is the first line of every context tether injects: the
+// client keeps each earlier SessionStart context in a resumed conversation,
+// and this names the Hook's version and the time, so that a model never acts
+// on a stale copy.
+func SupersedeLine(hook *v1.Hook, now time.Time) string {
+	return fmt.Sprintf("tether context for hook %s/%s, resourceVersion %s, %s: this supersedes every earlier tether context in this conversation; act on this one only.\n\n",
+		hook.Namespace, hook.Name, orNone(hook.ResourceVersion), now.UTC().Format(time.RFC3339))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// lastSessionLine says, before the session record is rewritten, that the
+// previous session (another session id, or this one resumed) left the Hook
+// in the middle of a step: what the new session most needs to hear. A
+// session killed without a SessionEnd counts as ended when the next starts.
+func lastSessionLine(hook *v1.Hook, ev claudehook.Event) string {
+	st := &hook.Status
+	s, cs := st.AgentSession, st.CurrentStep
+	if s == nil || cs == nil || st.State.IsTerminal() || ev.Source == string(v1.SessionCompact) {
+		return ""
+	}
+	step, state, how := cs.Name, st.State, "it was killed or crashed: no SessionEnd came"
+	if s.EndedAt != nil {
+		step, state, how = s.EndedInStep, s.EndedInState, "reason "+s.EndReason+", at "+s.EndedAt.UTC().Format(time.RFC3339)
+	} else if s.SessionID == ev.SessionID && ev.Source != string(v1.SessionResume) {
+		return ""
+	}
+	switch state {
+	case v1.HookStepRunning, v1.HookStepValidating, v1.HookRecovering:
+	default:
+		return ""
+	}
+	if step == "" {
+		return ""
+	}
+	return fmt.Sprintf("> **The last session ended during step %q** (state `%s`; %s). Its work on the step may be unfinished: check the files touched before going on.\n\n", step, state, how)
 }
 
 func pauseReason(hook *v1.Hook) string {

@@ -57,7 +57,16 @@ func TestDecodeEvent(t *testing.T) {
 		{name: "array", in: "[]", wantErr: "want a JSON object"},
 		{name: "truncated", in: `{"hook_event_name":"Stop"`, wantErr: "event: unexpected end"},
 		{name: "no event name", in: `{"session_id":"s"}`, wantErr: "hook_event_name: required"},
-		{name: "wrong type", in: `{"hook_event_name":"Stop","stop_hook_active":"yes"}`, wantErr: "stop_hook_active"},
+		// Lenient: a field of another type, null or missing is left zero
+		// (issue 25: PreCompact's custom_instructions is null).
+		{name: "wrong type", in: `{"hook_event_name":"Stop","stop_hook_active":"yes","session_id":"s"}`, want: claudehook.Event{HookEventName: "Stop", SessionID: "s"}},
+		{name: "null instructions", in: `{"hook_event_name":"PreCompact","trigger":"manual","custom_instructions":null}`, want: claudehook.Event{HookEventName: "PreCompact", Trigger: "manual"}},
+		{name: "event name of another type", in: `{"hook_event_name":7}`, wantErr: "hook_event_name: required"},
+		{
+			name: "post tool use failure",
+			in:   `{"hook_event_name":"PostToolUseFailure","tool_name":"Bash","tool_input":{"command":"false"},"error":"Exit code 1","is_interrupt":false}`,
+			want: claudehook.Event{HookEventName: "PostToolUseFailure", ToolName: "Bash", ToolInput: json.RawMessage(`{"command":"false"}`), Error: "Exit code 1"},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

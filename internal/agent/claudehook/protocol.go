@@ -52,9 +52,13 @@ const (
 	SessionStart     = "SessionStart"
 	UserPromptSubmit = "UserPromptSubmit"
 	PostToolUse      = "PostToolUse"
-	PreCompact       = "PreCompact"
-	Stop             = "Stop"
-	SessionEnd       = "SessionEnd"
+	// PostToolUseFailure is PostToolUse for a tool call that failed (a Bash
+	// command exiting non-zero): it carries error and is_interrupt instead
+	// of tool_response.
+	PostToolUseFailure = "PostToolUseFailure"
+	PreCompact         = "PreCompact"
+	Stop               = "Stop"
+	SessionEnd         = "SessionEnd"
 )
 
 // MaxEventSize bounds the event JSON read from stdin. tool_response can hold a
@@ -89,12 +93,21 @@ type Event struct {
 	Reason string `json:"reason,omitempty"`
 	// Trigger is PreCompact's cause: manual or auto.
 	Trigger string `json:"trigger,omitempty"`
-	// CustomInstructions is the text given to /compact.
+	// CustomInstructions is the text given to /compact; the client sends
+	// null when there is none.
 	CustomInstructions string `json:"custom_instructions,omitempty"`
+	// Error is PostToolUseFailure's error text, such as "Exit code 1".
+	Error string `json:"error,omitempty"`
+	// IsInterrupt is true on a PostToolUseFailure the user interrupted.
+	IsInterrupt bool `json:"is_interrupt,omitempty"`
 }
 
 // DecodeEvent reads one event from r. It fails on input that is not one JSON
-// object, larger than MaxEventSize, or without hook_event_name.
+// object, larger than MaxEventSize, or without hook_event_name. Every other
+// field is read leniently: the client adds fields between versions, omits
+// some per event (permission_mode) and sends null for others
+// (custom_instructions), so a field of an unexpected type is left zero
+// rather than losing the event.
 func DecodeEvent(r io.Reader) (Event, error) {
 	data, err := io.ReadAll(io.LimitReader(r, MaxEventSize+1))
 	if err != nil {
@@ -107,14 +120,32 @@ func DecodeEvent(r io.Reader) (Event, error) {
 	if len(data) == 0 || data[0] != '{' {
 		return Event{}, errors.New("event: want a JSON object on stdin")
 	}
-	var ev Event
-	if err := json.Unmarshal(data, &ev); err != nil {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
 		return Event{}, fmt.Errorf("event: %w", err)
+	}
+	var ev Event
+	for name, dst := range ev.fields() {
+		if raw, ok := fields[name]; ok {
+			// A field of another type stays zero (see above).
+			_ = json.Unmarshal(raw, dst)
+		}
 	}
 	if ev.HookEventName == "" {
 		return Event{}, errors.New("event: hook_event_name: required")
 	}
 	return ev, nil
+}
+
+// fields maps each JSON name of Event to the field it decodes into.
+func (ev *Event) fields() map[string]any {
+	return map[string]any{
+		"session_id": &ev.SessionID, "transcript_path": &ev.TranscriptPath, "cwd": &ev.CWD,
+		"hook_event_name": &ev.HookEventName, "source": &ev.Source, "stop_hook_active": &ev.StopHookActive,
+		"tool_name": &ev.ToolName, "tool_input": &ev.ToolInput, "tool_response": &ev.ToolResponse,
+		"prompt": &ev.Prompt, "reason": &ev.Reason, "trigger": &ev.Trigger,
+		"custom_instructions": &ev.CustomInstructions, "error": &ev.Error, "is_interrupt": &ev.IsInterrupt,
+	}
 }
 
 // Answer is what the hook process prints and how it exits.

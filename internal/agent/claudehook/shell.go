@@ -47,10 +47,12 @@ type Detection struct {
 	PRURL string
 }
 
-// DetectPostToolUse inspects a PostToolUse event of the Bash tool for git
-// commits, pushes and pull requests. Other tools detect nothing.
+// DetectPostToolUse inspects a PostToolUse or PostToolUseFailure event of
+// the Bash tool for git commits, pushes and pull requests: a command that
+// fails after its commit (git commit -m x && make test) still committed.
+// Other tools detect nothing.
 func DetectPostToolUse(ev Event) Detection {
-	if ev.ToolName != "Bash" || len(ev.ToolInput) == 0 {
+	if ev.ToolName != "Bash" || len(ev.ToolInput) == 0 || string(ev.ToolInput) == "null" {
 		return Detection{}
 	}
 	var in struct {

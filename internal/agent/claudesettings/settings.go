@@ -96,6 +96,7 @@ var Events = []EventSpec{
 	{Name: "SessionStart"},
 	{Name: "UserPromptSubmit"},
 	{Name: "PostToolUse", Matcher: "*"},
+	{Name: "PostToolUseFailure", Matcher: "*"},
 	{Name: "PreCompact"},
 	{Name: "Stop"},
 	{Name: "SessionEnd"},

@@ -71,6 +71,18 @@ const installed = `{
         ]
       }
     ],
+    "PostToolUseFailure": [
+      {
+        "matcher": "*",
+        "hooks": [
+          {
+            "type": "command",
+            "command": "/opt/tether/bin/tether agent hook",
+            "timeout": 10
+          }
+        ]
+      }
+    ],
     "PreCompact": [
       {
         "hooks": [
@@ -152,7 +164,7 @@ func commands(t *testing.T, data []byte) []string {
 
 func TestMerge(t *testing.T) {
 	tc := "/opt/tether/bin/tether agent hook"
-	all := []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PreCompact||" + tc, "Stop||" + tc, "SessionEnd||" + tc}
+	all := []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PostToolUseFailure|*|" + tc, "PreCompact||" + tc, "Stop||" + tc, "SessionEnd||" + tc}
 	tests := []struct {
 		name     string
 		in       string
@@ -173,30 +185,30 @@ func TestMerge(t *testing.T) {
 			name: "same event, another matcher",
 			in:   `{"hooks":{"PostToolUse":[{"matcher":"Write|Edit","hooks":[{"type":"command","command":"prettier --write"}]}]}}`,
 			commands: []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|Write|Edit|prettier --write",
-				"PostToolUse|*|" + tc, "PreCompact||" + tc, "Stop||" + tc, "SessionEnd||" + tc},
+				"PostToolUse|*|" + tc, "PostToolUseFailure|*|" + tc, "PreCompact||" + tc, "Stop||" + tc, "SessionEnd||" + tc},
 		},
 		{
 			name: "same matcher group, another command",
 			in:   `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"notify-send done"}]}],"PreToolUse":[{"matcher":"Bash","hooks":[{"type":"command","command":"guard.sh"}]}]}}`,
-			commands: []string{"PreToolUse|Bash|guard.sh", "SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc,
+			commands: []string{"PreToolUse|Bash|guard.sh", "SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PostToolUseFailure|*|" + tc,
 				"PreCompact||" + tc, "Stop||notify-send done", "Stop||" + tc, "SessionEnd||" + tc},
 		},
 		{
 			name: "stale entry from a moved binary is replaced",
 			in:   `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"'/old place/tether' agent hook","timeout":3},{"type":"command","command":"say hi"}]}]}}`,
-			commands: []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PreCompact||" + tc,
+			commands: []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PostToolUseFailure|*|" + tc, "PreCompact||" + tc,
 				"Stop||say hi", "Stop||" + tc, "SessionEnd||" + tc},
 		},
 		{
 			name: "stale entry under an event tether no longer installs is removed",
 			in:   `{"hooks":{"SessNonEnd":[{"hooks":[{"type":"command","command":"tether agent hook"}]}],"Notification":[{"hooks":[{"type":"command","command":"tether agent hook"},{"type":"command","command":"say hi"}]}]}}`,
-			commands: []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PreCompact||" + tc,
+			commands: []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PostToolUseFailure|*|" + tc, "PreCompact||" + tc,
 				"Stop||" + tc, "SessionEnd||" + tc, "Notification||say hi"},
 		},
 		{
 			name:     "entry with extra arguments is the user's",
 			in:       `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"tether agent hook --verbose"}]}]}}`,
-			commands: []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PreCompact||" + tc, "Stop||tether agent hook --verbose", "Stop||" + tc, "SessionEnd||" + tc},
+			commands: []string{"SessionStart||" + tc, "UserPromptSubmit||" + tc, "PostToolUse|*|" + tc, "PostToolUseFailure|*|" + tc, "PreCompact||" + tc, "Stop||tether agent hook --verbose", "Stop||" + tc, "SessionEnd||" + tc},
 		},
 		{
 			name:     "tabs, no trailing newline, unicode",
@@ -221,7 +233,9 @@ func TestMerge(t *testing.T) {
 				t.Fatalf("got\n%s\nwant\n%s", got, tt.want)
 			}
 			if tt.commands != nil {
-				if c := commands(t, got); !reflect.DeepEqual(c, tt.commands) {
+				// A file installed by an older tether gets the events added
+				// since at its end: compare the entries, not the events' order.
+				if c := commands(t, got); !reflect.DeepEqual(sorted(c), sorted(tt.commands)) {
 					t.Fatalf("hook entries\n%q\nwant\n%q\n%s", c, tt.commands, got)
 				}
 			}
@@ -478,4 +492,10 @@ func TestIsTetherCommand(t *testing.T) {
 	if got := claudesettings.HookCommand("/a b/tether"); got != "'/a b/tether' agent hook" {
 		t.Errorf("HookCommand quoting: %q", got)
 	}
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
 }

@@ -1,0 +1,438 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/testing/fakemodel"
+)
+
+// The acceptance scenario of issue 25, judged by the real Claude Code CLI
+// (pinned in hack/agents/install.sh) against a scripted fake Anthropic
+// Messages API (internal/testing/fakemodel): every assertion on what the
+// agent was told reads the requests the client actually sent to the model.
+
+var (
+	claudeOnce sync.Once
+	claudePath string
+	claudeErr  error
+)
+
+// claudeBin installs the pinned client with the project's script, once.
+func claudeBin(t *testing.T) string {
+	t.Helper()
+	claudeOnce.Do(func() {
+		cmd := exec.Command("../../hack/agents/install.sh")
+		if v := os.Getenv("TETHER_CLAUDE_CODE_VERSION"); v != "" {
+			cmd.Args = append(cmd.Args, v)
+		}
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			claudeErr = fmt.Errorf("hack/agents/install.sh: %w\n%s", err, stderr.String())
+			return
+		}
+		claudePath = strings.TrimSpace(string(out))
+	})
+	if claudeErr != nil {
+		t.Fatal(claudeErr)
+	}
+	return claudePath
+}
+
+// rcEnv is arEnv with the real client: its home, the fake model, and a
+// wrapper named tether that records each hook input and its duration.
+type rcEnv struct {
+	*arEnv
+	claude  string
+	home    string
+	model   *fakemodel.Server
+	capture string
+	wrapper string
+}
+
+const captureWrapper = `#!/bin/sh
+if [ "$1 $2" = "agent hook" ]; then
+  f="$TETHER_TEST_CAPTURE/$(date +%s%N)-$$"
+  cat > "$f.json"
+  start=$(date +%s%N)
+  "$TETHER_TEST_REAL" "$@" < "$f.json" > "$f.out"
+  rc=$?
+  end=$(date +%s%N)
+  echo "$((end - start))" > "$f.ns"
+  cat "$f.out"
+  exit $rc
+fi
+exec "$TETHER_TEST_REAL" "$@"
+`
+
+func newRCEnv(t *testing.T) *rcEnv {
+	t.Helper()
+	claude := claudeBin(t)
+	root := t.TempDir()
+	e := &rcEnv{claude: claude, home: filepath.Join(root, "home"), capture: filepath.Join(root, "capture")}
+	e.arEnv = &arEnv{t: t, ws: filepath.Join(root, "ws"), out: filepath.Join(root, "out"), counts: filepath.Join(root, "counts")}
+	wrap := filepath.Join(root, "wrap")
+	for _, d := range []string{e.ws, e.out, e.counts, e.home, e.capture, wrap} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.wrapper = filepath.Join(wrap, "tether")
+	if err := os.WriteFile(e.wrapper, []byte(captureWrapper), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.model = fakemodel.New()
+	t.Cleanup(e.model.Close)
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "TETHER_") || strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || k == "PATH" || k == "HOME" {
+			continue
+		}
+		e.env = append(e.env, kv)
+	}
+	e.env = append(e.env,
+		"PATH="+wrap+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"HOME="+e.home,
+		"TETHER_HOME="+filepath.Join(root, "tether-home"),
+		"TETHER_TEST_REAL="+tetherBin, "TETHER_TEST_CAPTURE="+e.capture,
+		"GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@example.invalid",
+		"GIT_COMMITTER_NAME=agent", "GIT_COMMITTER_EMAIL=agent@example.invalid",
+		// The client talks to the fake model and to nothing else.
+		"ANTHROPIC_BASE_URL="+e.model.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy",
+		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1", "DISABLE_BUG_COMMAND=1", "DISABLE_COST_WARNINGS=1",
+		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1", "CLAUDE_CODE_ENABLE_TELEMETRY=0", "BASH_DEFAULT_TIMEOUT_MS=300000",
+	)
+	e.git("init", "-q")
+	e.write("README.md", "workspace\n")
+	e.git("add", ".")
+	e.git("commit", "-q", "-m", "init")
+	t.Cleanup(e.stop)
+	return e
+}
+
+// tetherWrapped runs the wrapper, so that the settings tether writes name it.
+func (e *rcEnv) tetherWrapped(args ...string) string {
+	e.t.Helper()
+	out, stderr, code := runCommand(e.t, e.command(e.wrapper, args))
+	if code != 0 {
+		e.t.Fatalf("tether %s: exit %d\n%s%s", strings.Join(args, " "), code, out, stderr)
+	}
+	return out
+}
+
+// claudeCmd is the client, non-interactive, in its own process group.
+func (e *rcEnv) claudeCmd(args ...string) *exec.Cmd {
+	cmd := e.command(e.claude, append(args, "--output-format", "stream-json", "--verbose", "--allowedTools", "Bash"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	return cmd
+}
+
+func (e *rcEnv) claudeRun(args ...string) {
+	e.t.Helper()
+	cmd := e.claudeCmd(args...)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			e.t.Fatalf("claude %v: %v\n%s\n%s", args, err, stderr.String(), out.String())
+		}
+	case <-time.After(3 * time.Minute):
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		e.t.Fatalf("claude %v did not finish\n%s", args, out.String())
+	}
+}
+
+// captured are the hook inputs the client sent, in order.
+type capturedEvent struct {
+	raw map[string]any
+	in  []byte
+	out []byte
+	dur time.Duration
+}
+
+func (e *rcEnv) captured() []capturedEvent {
+	e.t.Helper()
+	names, _ := filepath.Glob(filepath.Join(e.capture, "*.json"))
+	sort.Strings(names)
+	var out []capturedEvent
+	for _, n := range names {
+		in, _ := os.ReadFile(n)
+		var c capturedEvent
+		c.in = in
+		if json.Unmarshal(in, &c.raw) != nil {
+			continue
+		}
+		base := strings.TrimSuffix(n, ".json")
+		c.out, _ = os.ReadFile(base + ".out")
+		if ns, err := os.ReadFile(base + ".ns"); err == nil {
+			var v int64
+			_, _ = fmt.Sscan(string(ns), &v)
+			c.dur = time.Duration(v)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// lastUserText is the text of the last user message of a request: what the
+// model was just told (tool results, hook feedback, the prompt).
+func lastUserText(t *testing.T, body []byte) string {
+	t.Helper()
+	var req struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		t.Fatal(err)
+	}
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == "user" {
+			return string(req.Messages[i].Content)
+		}
+	}
+	return ""
+}
+
+// contextMark opens every context tether injects (agentsession.SupersedeLine).
+const contextMark = "tether context for hook "
+
+// contextsIn are the tether SessionStart contexts a request holds, in order
+// (JSON-escaped as sent).
+func contextsIn(body []byte) []string {
+	var out []string
+	s := string(body)
+	for {
+		i := strings.Index(s, contextMark)
+		if i < 0 {
+			return out
+		}
+		j := strings.Index(s[i+1:], contextMark)
+		if j < 0 {
+			out = append(out, s[i:])
+			return out
+		}
+		out = append(out, s[i:i+1+j])
+		s = s[i+1+j:]
+	}
+}
+
+func TestRealClaudeCodeAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives the real Claude Code CLI")
+	}
+	e := newRCEnv(t)
+	settings := filepath.Join(e.ws, ".claude", "settings.json")
+	if _, err := os.Stat(settings); err == nil {
+		t.Fatal("settings before init")
+	}
+	e.tetherWrapped("init", "--agent", "claude")
+	// The hooks run the wrapper, which records each input the client sends
+	// (the installer writes the binary's resolved path, the wrapper's target).
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(tetherBin+" agent hook")) {
+		t.Fatalf("tether init --agent claude wrote no hook command for %s:\n%s", tetherBin, data)
+	}
+	e.write(settings, strings.ReplaceAll(string(data), tetherBin+" agent hook", e.wrapper+" agent hook"))
+	e.write(".git/info/exclude", ".tether/\n")
+	e.startRun()
+	e.apply(e.hookYAML("task", "", 3))
+	e.waitFor(60*time.Second, "the Hook to be initialised", func() bool {
+		return e.get("hook", "task", "{.status.state}") == string(v1.HookStepPending)
+	})
+	e.ok("agent", "bind", "task")
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, c := range e.captured() {
+				t.Logf("hook %s -> %s", c.in, c.out)
+			}
+		}
+	})
+
+	// Session 1: step one passes, with a git commit inside a failing
+	// command; the Stop after it is blocked towards step two; step two
+	// begins and the client is killed in the middle of it.
+	marker := filepath.Join(e.out, "in-step-two")
+	e.model.Push(
+		fakemodel.Bash("tether step begin task --working-on 'the first file'"),
+		fakemodel.Bash("echo 'one done' > one.txt && git add one.txt && git commit -q -m one && false"),
+		fakemodel.Bash("tether step done task"),
+		fakemodel.Say("step one is done"),
+		fakemodel.Bash("tether step begin task"),
+		fakemodel.Bash("echo 'two started' > two.txt && touch "+marker+" && sleep 600"),
+	)
+	first := e.claudeCmd("-p", "work on the task")
+	var firstOut bytes.Buffer
+	first.Stdout, first.Stderr = &firstOut, &firstOut
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waited := make(chan struct{})
+	go func() { _ = first.Wait(); close(waited) }()
+	e.waitFor(2*time.Minute, "the agent to reach the middle of step two", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	if got := e.get("hook", "task", "{.status.state} {.status.currentStep.name}"); got != "step_running two" {
+		t.Fatalf("before the kill the Hook is %q\n%s", got, firstOut.String())
+	}
+	_ = syscall.Kill(-first.Process.Pid, syscall.SIGKILL)
+	<-waited
+	reqs := e.model.AgentRequests(0)
+	if len(reqs) < 5 {
+		t.Fatalf("%d agent requests in session 1", len(reqs))
+	}
+	// The commit inside the failing command became a checkpoint.
+	if got := e.ok("get", "checkpoints", "-o", "jsonpath={.items[*].spec.trigger}"); !strings.Contains(got, "git_commit") {
+		t.Errorf("checkpoint triggers %q: the git commit of a failing command took no checkpoint", got)
+	}
+	// The Stop block reached the model as feedback: the request after "step
+	// one is done" tells it to begin step two.
+	mustContain(t, "the request after the Stop block", lastUserText(t, reqs[4].Body), "Stop hook", "tether step begin task")
+
+	// Session 2: --continue, the same conversation.
+	n := len(e.model.AgentRequests(0))
+	e.model.Push(
+		fakemodel.Bash("echo 'two done' > two.txt && tether step done task"),
+		fakemodel.Say("step two is done"),
+	)
+	e.claudeRun("--continue", "-p", "go on")
+	resumed := e.model.AgentRequests(n)
+	if len(resumed) == 0 {
+		t.Fatal("no model request after --continue")
+	}
+	body := string(resumed[0].Body)
+	mustContain(t, "the first request after --continue", body, "DO NOT REPEAT", "The last session ended during step", `\"two\"`)
+	ctxs := contextsIn(resumed[0].Body)
+	if len(ctxs) < 2 {
+		t.Errorf("the first request after --continue holds %d tether contexts, want the stale one and the new one:\n%s", len(ctxs), body)
+	}
+	for i, c := range ctxs {
+		first, _, _ := strings.Cut(c, `\n`)
+		if !strings.Contains(first, "supersedes") {
+			t.Errorf("tether context %d does not say in its first line that it supersedes earlier ones: %q", i, first)
+		}
+	}
+
+	// Session 3: /compact, then step three to the end.
+	cpBefore := e.ok("get", "checkpoints", "-o", "jsonpath={.items[*].spec.trigger}")
+	e.claudeRun("--continue", "-p", "/compact")
+	if got := e.ok("get", "checkpoints", "-o", "jsonpath={.items[*].spec.trigger}"); strings.Count(got, "pre_compact") != strings.Count(cpBefore, "pre_compact")+1 {
+		t.Errorf("checkpoint triggers after /compact %q: want one more pre_compact", got)
+	}
+	if got := e.get("hook", "task", "{.status.agentSession.compactions}"); got != "1" {
+		t.Errorf("compactions after /compact: %q, want 1", got)
+	}
+	n = len(e.model.AgentRequests(0))
+	e.model.Push(
+		fakemodel.Bash("tether step begin task && echo 'three done' > three.txt && tether step done task"),
+		fakemodel.Say("all done"),
+	)
+	e.claudeRun("--continue", "-p", "finish")
+	after := e.model.AgentRequests(n)
+	if len(after) == 0 {
+		t.Fatal("no model request after /compact")
+	}
+	mustContain(t, "the first request after /compact", string(after[0].Body), "Your context was just compacted")
+	if got := e.get("hook", "task", "{.status.state}"); got != string(v1.HookCompleted) {
+		t.Errorf("the Hook is %q at the end, want completed", got)
+	}
+	for _, s := range []string{"one", "two", "three"} {
+		if n := e.validations("task", s); n != 1 {
+			t.Errorf("step %s validated %d times, want exactly 1", s, n)
+		}
+	}
+
+	// Every hook answered exit 0 quickly; every event tether installs came.
+	seen := map[string]bool{}
+	for _, c := range e.captured() {
+		name, _ := c.raw["hook_event_name"].(string)
+		src, _ := c.raw["source"].(string)
+		seen[name+"/"+src] = true
+		seen[name] = true
+	}
+	for _, want := range []string{"SessionStart/startup", "SessionStart/resume", "SessionStart/compact", "UserPromptSubmit", "PostToolUse", "PostToolUseFailure", "PreCompact", "Stop", "SessionEnd"} {
+		if !seen[want] {
+			t.Errorf("tether agent hook never saw %s", want)
+		}
+	}
+	if dir := os.Getenv("TETHER_CAPTURE_FIXTURES"); dir != "" {
+		saveFixtures(t, dir, filepath.Dir(e.ws), e.captured())
+	}
+
+	// Uninstall takes every entry of tether's out again.
+	e.stop()
+	e.tetherWrapped("agent", "uninstall", "claude")
+	if data, err := os.ReadFile(settings); err == nil && bytes.Contains(data, []byte("agent hook")) {
+		t.Errorf("after uninstall the settings still run tether:\n%s", data)
+	}
+}
+
+// saveFixtures writes one captured input per event (and source) into dir,
+// for internal/agent/claudehook's tests: TETHER_CAPTURE_FIXTURES=DIR.
+// The test's temporary root becomes /home/agent, so that no path of this
+// machine is committed.
+func saveFixtures(t *testing.T, dir, root string, cs []capturedEvent) {
+	t.Helper()
+	for _, c := range cs {
+		name, _ := c.raw["hook_event_name"].(string)
+		if src, ok := c.raw["source"].(string); ok {
+			name += "-" + src
+		}
+		if tool, ok := c.raw["tool_name"].(string); ok {
+			name += "-" + tool
+		}
+		p := filepath.Join(dir, name+".json")
+		if _, err := os.Stat(p); err == nil {
+			continue
+		}
+		var b bytes.Buffer
+		_ = json.Indent(&b, c.in, "", "  ")
+		b = *bytes.NewBuffer(bytes.ReplaceAll(b.Bytes(), []byte(root), []byte("/home/agent")))
+		b = *bytes.NewBuffer(bytes.ReplaceAll(b.Bytes(), []byte(strings.ReplaceAll(root, "/", "-")), []byte("-home-agent")))
+		b.WriteByte('\n')
+		if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
