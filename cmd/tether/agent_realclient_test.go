@@ -363,6 +363,28 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 	if got := e.get("hook", "task", "{.status.agentSession.compactions}"); got != "1" {
 		t.Errorf("compactions after /compact: %q, want 1", got)
 	}
+	// A model that makes no progress: the client has no cap of its own on
+	// Stop blocks, so tether's no-progress rule must end the loop. The
+	// Hook has not changed since the continuation that followed step two,
+	// so the first Stop already lets the agent stop.
+	stopsBefore := len(e.captured())
+	e.model.Push(fakemodel.Say("waiting"), fakemodel.Say("still waiting"))
+	e.claudeRun("--continue", "-p", "status?")
+	blocks := 0
+	for _, c := range e.captured()[stopsBefore:] {
+		if c.raw["hook_event_name"] == "Stop" && bytes.Contains(c.out, []byte(`"decision":"block"`)) {
+			blocks++
+		}
+	}
+	if blocks != 0 || e.model.Pending() != 1 {
+		t.Errorf("a loop without progress: %d Stop blocks and %d scripted answers left, want 0 and 1", blocks, e.model.Pending())
+	}
+	if status, reason, _ := e.condition("task", "AgentLoop"); status != "False" || reason != "NoProgress" {
+		t.Errorf("AgentLoop %s/%s after a loop without progress, want False/NoProgress", status, reason)
+	}
+	// What the loop above left unanswered is answered here.
+	e.claudeRun("--continue", "-p", "noop")
+
 	n = len(e.model.AgentRequests(0))
 	e.model.Push(
 		fakemodel.Bash("tether step begin task && echo 'three done' > three.txt && tether step done task"),
