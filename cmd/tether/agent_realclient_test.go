@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -91,6 +92,13 @@ if [ "$1 $2" = "agent hook" ]; then
   cat "$f.out"
   exit $rc
 fi
+if [ "$1" = "version" ] && [ -n "$TETHER_TEST_TIME_VERSION" ]; then
+  start=$(date +%s%N)
+  "$TETHER_TEST_REAL" "$@" > /dev/null
+  end=$(date +%s%N)
+  echo "$((end - start))" > "$TETHER_TEST_CAPTURE/$start-$$.version-ns"
+  exit 0
+fi
 exec "$TETHER_TEST_REAL" "$@"
 `
 
@@ -123,7 +131,7 @@ func newRCEnv(t *testing.T) *rcEnv {
 		"PATH="+wrap+string(os.PathListSeparator)+os.Getenv("PATH"),
 		"HOME="+e.home,
 		"TETHER_HOME="+filepath.Join(root, "tether-home"),
-		"TETHER_TEST_REAL="+tetherBin, "TETHER_TEST_CAPTURE="+e.capture,
+		"TETHER_TEST_REAL="+tetherBin, "TETHER_TEST_CAPTURE="+e.capture, "TETHER_TEST_TIME_VERSION=1",
 		"GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@example.invalid",
 		"GIT_COMMITTER_NAME=agent", "GIT_COMMITTER_EMAIL=agent@example.invalid",
 		// The client talks to the fake model and to nothing else.
@@ -274,6 +282,7 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 		t.Fatalf("tether init --agent claude wrote no hook command for %s:\n%s", tetherBin, data)
 	}
 	e.write(settings, strings.ReplaceAll(string(data), tetherBin+" agent hook", e.wrapper+" agent hook"))
+	e.addVersionHooks(settings)
 	e.write(".git/info/exclude", ".tether/\n")
 	e.startRun()
 	e.apply(e.hookYAML("task", "", 3))
@@ -418,6 +427,7 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 			t.Errorf("tether agent hook never saw %s", want)
 		}
 	}
+	e.hookTimes()
 	if dir := os.Getenv("TETHER_CAPTURE_FIXTURES"); dir != "" {
 		saveFixtures(t, dir, filepath.Dir(e.ws), e.captured())
 	}
@@ -428,6 +438,61 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 	if data, err := os.ReadFile(settings); err == nil && bytes.Contains(data, []byte("agent hook")) {
 		t.Errorf("after uninstall the settings still run tether:\n%s", data)
 	}
+}
+
+// addVersionHooks adds `tether version` beside `tether agent hook` in every
+// group of settings: the client starts both the same way, so their
+// whole-process times compare (docs/benchmarks.md).
+func (e *rcEnv) addVersionHooks(settings string) {
+	e.t.Helper()
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var doc map[string]map[string][]map[string]any
+	if err := json.Unmarshal(data, &doc); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, groups := range doc["hooks"] {
+		for _, g := range groups {
+			hooks, _ := g["hooks"].([]any)
+			g["hooks"] = append(hooks, map[string]any{"type": "command", "command": e.wrapper + " version", "timeout": 10})
+		}
+	}
+	out, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.write(settings, string(out)+"\n")
+}
+
+// hookTimes logs the whole-process times of tether agent hook and tether
+// version as the client ran them: p50 and p99 (docs/benchmarks.md).
+func (e *rcEnv) hookTimes() {
+	e.t.Helper()
+	var hook, version []time.Duration
+	for _, c := range e.captured() {
+		if c.dur > 0 {
+			hook = append(hook, c.dur)
+		}
+	}
+	names, _ := filepath.Glob(filepath.Join(e.capture, "*.version-ns"))
+	for _, n := range names {
+		data, _ := os.ReadFile(n)
+		var v int64
+		if _, err := fmt.Sscan(string(data), &v); err == nil {
+			version = append(version, time.Duration(v))
+		}
+	}
+	q := func(d []time.Duration, p float64) time.Duration {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return d[min(len(d)-1, int(p*float64(len(d))))]
+	}
+	e.t.Logf("inside the client: tether agent hook n=%d p50 %s p99 %s; tether version n=%d p50 %s p99 %s",
+		len(hook), q(hook, 0.5), q(hook, 0.99), len(version), q(version, 0.5), q(version, 0.99))
 }
 
 // saveFixtures writes one captured input per event (and source) into dir,
