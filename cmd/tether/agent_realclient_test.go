@@ -432,11 +432,15 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 		saveFixtures(t, dir, filepath.Dir(e.ws), e.captured())
 	}
 
-	// Uninstall takes every entry of tether's out again.
+	// Uninstall gives the workspace back as it was: install created the
+	// file and .claude/, so both go. (The test's own edits of the file are
+	// undone first: uninstall restores only a file tether's install wrote.)
 	e.stop()
+	e.write(settings, string(data))
 	e.tetherWrapped("agent", "uninstall", "claude")
-	if data, err := os.ReadFile(settings); err == nil && bytes.Contains(data, []byte("agent hook")) {
-		t.Errorf("after uninstall the settings still run tether:\n%s", data)
+	if _, err := os.Stat(filepath.Join(e.ws, ".claude")); !os.IsNotExist(err) {
+		left, _ := os.ReadDir(filepath.Join(e.ws, ".claude"))
+		t.Errorf("after uninstall .claude is still there (%v, holding %v): install created it", err, left)
 	}
 }
 

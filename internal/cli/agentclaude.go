@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tether-dev/tether/internal/agent/claudesettings"
+	"github.com/tether-dev/tether/internal/config"
 )
 
 // agentNames are the agents `tether agent install` knows.
@@ -101,14 +102,20 @@ func claudeSettings(install bool, scope, dir string, dryRun bool) (claudesetting
 	if err != nil {
 		return claudesettings.Result{}, fmt.Errorf("--%w", err)
 	}
+	// What install changed is recorded in tether's home, not in the project,
+	// so that uninstall gives the file back byte for byte.
+	recordDir := ""
+	if h, err := config.Home(); err == nil {
+		recordDir = filepath.Join(h, "agent-installs")
+	}
 	if !install {
-		return claudesettings.Uninstall(path, dryRun)
+		return claudesettings.Uninstall(path, recordDir, dryRun)
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		return claudesettings.Result{}, fmt.Errorf("finding the tether binary: %w", err)
 	}
-	return claudesettings.Install(path, claudesettings.Options{TetherPath: exe}, dryRun)
+	return claudesettings.Install(path, claudesettings.Options{TetherPath: exe, RecordDir: recordDir}, dryRun)
 }
 
 // claudeResult is the line that reports res: `claude hooks installed: PATH`,

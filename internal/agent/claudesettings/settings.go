@@ -127,6 +127,9 @@ type Options struct {
 	TetherPath string
 	// Timeout is the hook timeout in seconds; 0 means DefaultTimeout.
 	Timeout int
+	// RecordDir is where Install records what it changed, for Uninstall to
+	// give the file back byte for byte; empty records nothing.
+	RecordDir string
 }
 
 // HookCommand returns the command tether's entries run: the tether path,
@@ -529,24 +532,69 @@ type Result struct {
 // Install merges tether's entries into the settings file at path, creating it
 // (and its directory) when missing, and writes it atomically unless dryRun.
 // A file that is not valid JSON is refused with a *ParseError and left as it
-// is.
+// is. With opts.RecordDir, it records what it changed there, for Uninstall.
 func Install(path string, opts Options, dryRun bool) (Result, error) {
-	return edit(path, dryRun, true, func(name string, data []byte) ([]byte, error) {
+	var created []string
+	res, err := edit(path, dryRun, true, func(name string, data []byte) ([]byte, error) {
 		return Merge(name, data, opts)
-	})
+	}, func(res *Result) { created = missingDirs(filepath.Dir(res.Path)) })
+	if err != nil || dryRun || opts.RecordDir == "" || !res.Changed {
+		return res, err
+	}
+	r := readRecord(opts.RecordDir, res.Path)
+	if r == nil || (res.Before != nil && !bytes.Equal(res.Before, r.Installed)) {
+		// A first install, or the file changed since the recorded one: what
+		// it held before this install is what uninstall gives back.
+		r = &record{Path: res.Path, Existed: res.Before != nil, Before: res.Before, CreatedDirs: created}
+	}
+	r.Installed = res.After
+	if err := writeRecord(opts.RecordDir, r); err != nil {
+		return res, err
+	}
+	return res, nil
 }
 
 // Uninstall removes tether's entries from the settings file at path. A missing
-// file is no change.
-func Uninstall(path string, dryRun bool) (Result, error) {
-	return edit(path, dryRun, false, Remove)
+// file is no change. When recordDir holds Install's record and the file is
+// still exactly what Install wrote, the file is given back byte for byte: its
+// content before, or, when Install created it, no file and none of the empty
+// directories Install created. Otherwise tether's entries are removed as
+// Remove does.
+func Uninstall(path, recordDir string, dryRun bool) (Result, error) {
+	res, err := edit(path, dryRun, false, func(name string, data []byte) ([]byte, error) {
+		if r := readRecord(recordDir, resolved(path)); r != nil && bytes.Equal(data, r.Installed) {
+			return nil, errRestore
+		}
+		return Remove(name, data)
+	}, nil)
+	if errors.Is(err, errRestore) {
+		r := readRecord(recordDir, res.Path)
+		if err := restore(r, res.Before, dryRun, &res); err != nil {
+			return res, err
+		}
+		if !dryRun {
+			dropRecord(recordDir, res.Path)
+		}
+		return res, nil
+	}
+	if err == nil && !dryRun && res.Changed {
+		dropRecord(recordDir, res.Path)
+	}
+	return res, err
 }
 
-func edit(path string, dryRun, create bool, f func(string, []byte) ([]byte, error)) (Result, error) {
-	res := Result{Path: path}
+// errRestore tells Uninstall that the record, not Remove, answers.
+var errRestore = errors.New("restore from the record")
+
+func resolved(path string) string {
 	if target, err := filepath.EvalSymlinks(path); err == nil {
-		res.Path = target
+		return target
 	}
+	return path
+}
+
+func edit(path string, dryRun, create bool, f func(string, []byte) ([]byte, error), beforeWrite func(*Result)) (Result, error) {
+	res := Result{Path: resolved(path)}
 	data, err := os.ReadFile(res.Path)
 	switch {
 	case err == nil:
@@ -570,6 +618,9 @@ func edit(path string, dryRun, create bool, f func(string, []byte) ([]byte, erro
 	perm := os.FileMode(0o644)
 	if fi, err := os.Stat(res.Path); err == nil {
 		perm = fi.Mode().Perm()
+	}
+	if beforeWrite != nil {
+		beforeWrite(&res)
 	}
 	if err := os.MkdirAll(filepath.Dir(res.Path), 0o755); err != nil {
 		return res, err

@@ -396,7 +396,7 @@ func TestInstallFiles(t *testing.T) {
 	if res, err = claudesettings.Install(path, opts, false); err != nil || res.Changed {
 		t.Fatalf("second install: %v changed=%v", err, res.Changed)
 	}
-	if res, err = claudesettings.Uninstall(path, false); err != nil || !res.Changed {
+	if res, err = claudesettings.Uninstall(path, "", false); err != nil || !res.Changed {
 		t.Fatalf("uninstall: %v %+v", err, res)
 	}
 	if got, _ := os.ReadFile(path); string(got) != "{}\n" {
@@ -416,7 +416,7 @@ func TestInstallFiles(t *testing.T) {
 		t.Fatalf("corrupt file was changed: %q", got)
 	}
 	// Uninstall of a missing file is no change.
-	if res, err := claudesettings.Uninstall(filepath.Join(dir, "none.json"), false); err != nil || res.Changed {
+	if res, err := claudesettings.Uninstall(filepath.Join(dir, "none.json"), "", false); err != nil || res.Changed {
 		t.Fatalf("uninstall missing: %v %+v", err, res)
 	}
 	// A symlinked settings file stays a symlink; its target is edited.
