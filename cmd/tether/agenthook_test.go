@@ -19,6 +19,7 @@ package main_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -364,5 +365,60 @@ func TestAgentHookNoProgressEndsTheLoop(t *testing.T) {
 	}
 	if c := meta.FindStatusCondition(e.hook("task").Status.Conditions, v1.ConditionAgentLoop); c == nil || c.Reason != "NoProgress" {
 		t.Errorf("condition %+v, want AgentLoop NoProgress", c)
+	}
+}
+
+// A pre_compact capture slower than the hook's deadline is finished by a
+// detached process instead of being lost; the hook answers in time, blames
+// no lock, and leaves no temporary index behind (issue 25, item 4).
+func TestAgentHookPreCompactFinishesInBackground(t *testing.T) {
+	e := newAgentEnv(t)
+	e.createHook("task", 3, 0, step("build", 0, "true"))
+	e.ok("step", "begin", "task")
+	realGit, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	marker := filepath.Join(bin, "slow-once")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The first git run sleeps past the deadline, its descriptors closed so
+	// that killing it is immediate.
+	script := "#!/bin/sh\nif [ -e " + marker + " ]; then rm -f " + marker + "; sleep 4 </dev/null >/dev/null 2>&1; fi\nexec " + realGit + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, stderr := e.okHook(map[string]any{"hook_event_name": "PreCompact", "trigger": "manual", "custom_instructions": nil},
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	took := time.Since(start)
+	if out != "" || took > 3500*time.Millisecond {
+		t.Errorf("PreCompact answered %q in %s, want nothing within the deadline and a second of cleanup", out, took)
+	}
+	if !strings.Contains(stderr, "finishing it in the background") || strings.Contains(stderr, "lock") {
+		t.Errorf("stderr %q: want the background finish named, and no lock blamed", stderr)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for len(e.checkpointsBy("task", v1.TriggerPreCompact)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the background process took no pre_compact checkpoint")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	indexDir := filepath.Join(e.workspace, ".git", "tether", "index", "default")
+	for {
+		tmps, _ := filepath.Glob(filepath.Join(indexDir, "*.tmp*"))
+		if len(tmps) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("temporary indexes left behind: %v", tmps)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := len(e.checkpointsBy("task", v1.TriggerPreCompact)); n != 1 {
+		t.Errorf("%d pre_compact checkpoints, want 1", n)
 	}
 }

@@ -17,11 +17,14 @@ limitations under the License.
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -82,11 +85,17 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 	warn := func(format string, args ...any) {
 		_, _ = fmt.Fprintf(errOut, "tether agent hook: warning: "+format+"\n", args...)
 	}
-	ev, err := claudehook.DecodeEvent(in)
+	raw, err := io.ReadAll(io.LimitReader(in, claudehook.MaxEventSize+1))
+	if err != nil {
+		warn("reading the event: %v", err)
+		return
+	}
+	ev, err := claudehook.DecodeEvent(bytes.NewReader(raw))
 	if err != nil {
 		warn("%v", err)
 		return
 	}
+	background := getenv(backgroundEnv) == "1" && ev.HookEventName == claudehook.PreCompact
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -103,7 +112,11 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 			return
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, agentsession.Timeout)
+	timeout := agentsession.Timeout
+	if background {
+		timeout = backgroundTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	answered := make(chan hookOutcome, 1)
 	closed := make(chan struct{})
@@ -144,7 +157,24 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 	select {
 	case o = <-answered:
 	case <-ctx.Done():
-		warn("no answer within %s (is the store locked?); carrying on without tether", agentsession.Timeout)
+		if ev.HookEventName == claudehook.PreCompact && !background {
+			// The capture of a large workspace can outlast the deadline:
+			// stop this one cleanly (its git runs are killed and its
+			// temporary index removed) and finish it in a detached process,
+			// rather than lose the checkpoint compaction needs.
+			cancel()
+			select {
+			case <-closed:
+			case <-time.After(time.Second):
+			}
+			if pid, err := finishInBackground(raw); err != nil {
+				warn("the pre_compact checkpoint took longer than %s and could not go on in the background: %v", agentsession.Timeout, err)
+			} else {
+				warn("the pre_compact checkpoint takes longer than %s; finishing it in the background (pid %d)", agentsession.Timeout, pid)
+			}
+			return
+		}
+		warn("no answer within %s (the store or git was slow, or a lock was held); carrying on without tether", timeout)
 		return
 	}
 	if o.err != nil {
@@ -163,6 +193,49 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 	case <-ctx.Done():
 	case <-time.After(agentsession.Timeout):
 	}
+}
+
+// backgroundEnv marks the detached `tether agent hook` that finishes a
+// PreCompact checkpoint the hook's deadline cut short.
+const backgroundEnv = "TETHER_AGENT_HOOK_BACKGROUND"
+
+// backgroundTimeout bounds the detached capture.
+const backgroundTimeout = 5 * time.Minute
+
+// finishInBackground starts this binary again, in its own session so that
+// the client's end of the hook does not reach it, with the same arguments and
+// the event on stdin (through a pipe filled before the start: a PreCompact
+// event is far smaller than a pipe's buffer).
+func finishInBackground(event []byte) (int, error) {
+	if len(event) > 32<<10 {
+		return 0, fmt.Errorf("event of %d bytes: too large to hand over", len(event))
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = r.Close() }()
+	if _, err := w.Write(event); err != nil {
+		_ = w.Close()
+		return 0, err
+	}
+	if err := w.Close(); err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(exe, os.Args[1:]...)
+	cmd.Env = append(os.Environ(), backgroundEnv+"=1")
+	cmd.Stdin = r
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	pid := cmd.Process.Pid
+	_ = cmd.Process.Release()
+	return pid, nil
 }
 
 func newAgentBindCommand(g *GlobalOptions) *cobra.Command {
