@@ -25,6 +25,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -302,13 +303,23 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 	// command; the Stop after it is blocked towards step two; step two
 	// begins and the client is killed in the middle of it.
 	marker := filepath.Join(e.out, "in-step-two")
+	// The Bash tool's shell leaves the client's process group: the test
+	// ends it by its pid, as the crash leaves it running.
+	sleeper := filepath.Join(e.out, "sleeper.pid")
+	t.Cleanup(func() {
+		if data, err := os.ReadFile(sleeper); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil && pid > 0 {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 	e.model.Push(
 		fakemodel.Bash("tether step begin task --working-on 'the first file'"),
 		fakemodel.Bash("echo 'one done' > one.txt && git add one.txt && git commit -q -m one && false"),
 		fakemodel.Bash("tether step done task"),
 		fakemodel.Say("step one is done"),
 		fakemodel.Bash("tether step begin task"),
-		fakemodel.Bash("echo 'two started' > two.txt && touch "+marker+" && sleep 600"),
+		fakemodel.Bash("echo 'two started' > two.txt && touch "+marker+" && echo $$ > "+sleeper+" && exec sleep 600"),
 	)
 	first := e.claudeCmd("-p", "work on the task")
 	var firstOut bytes.Buffer
