@@ -23,7 +23,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
 // ErrNothingClaimable reports that no Hook can be claimed.
@@ -163,7 +166,8 @@ var errBeingFreed = errors.New("the hook is being freed from a crashed process o
 // find it held by its own Worker and change nothing, and the reconciler
 // would then free the Hook under it; it waits for the free and claims the
 // Hook anew, which changes its generation, so that the record no longer
-// applies.
+// applies. Inside a launch of the Worker that its status does not know
+// yet, the record may still be coming: see launchUnrecorded.
 func beingFreed(ctx context.Context, c client.Client, h *v1.Hook, worker string) (bool, error) {
 	w := &v1.Worker{}
 	if err := c.Get(ctx, types.NamespacedName{Namespace: h.Namespace, Name: worker}, w); err != nil {
@@ -171,6 +175,9 @@ func beingFreed(ctx context.Context, c client.Client, h *v1.Hook, worker string)
 	}
 	if w.Spec.ClearAssigneeOnCrash != nil && !*w.Spec.ClearAssigneeOnCrash {
 		return false, nil
+	}
+	if launchUnrecorded(w, os.Getenv(supervise.LaunchTokenEnv)) {
+		return true, nil
 	}
 	for _, rec := range w.Status.Crashes {
 		for _, held := range rec.Held {
@@ -180,6 +187,24 @@ func beingFreed(ctx context.Context, c client.Client, h *v1.Hook, worker string)
 		}
 	}
 	return false, nil
+}
+
+// launchUnrecorded tells whether the claimer runs inside a process of w
+// that w's status does not know yet: token is the launch token the Worker
+// reconciler gave the process (UID.RESTARTS, inherited by the agent's own
+// commands), and the status counts fewer restarts. A process restarted
+// after a crash starts before its predecessor's crash record is written
+// (restart before record), so a claim made at once finds the Hook still
+// held in the dead process's name with no record listing it yet; it waits
+// for the record, which beingFreed then reads. A claimer outside any
+// launch of w (no token, another Worker's, a tmux launch) never waits.
+func launchUnrecorded(w *v1.Worker, token string) bool {
+	uid, n, ok := strings.Cut(token, ".")
+	if !ok || uid == "" || uid != string(w.UID) {
+		return false
+	}
+	restarts, err := strconv.ParseInt(n, 10, 32)
+	return err == nil && int32(restarts) > w.Status.Restarts
 }
 
 // one is one attempt of One: errBeingFreed when it must wait.

@@ -31,6 +31,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/worker/claim"
+	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
 // TestOneRacingWrites: a claim whose write loses to a reconciler's status
@@ -177,6 +178,93 @@ func TestOneAfterACrashOfItsWorker(t *testing.T) {
 			}
 			if waited := time.Since(start); !tc.freeing && waited < claim.FreeingWait {
 				t.Errorf("the claim returned after %v, before FreeingWait", waited)
+			}
+		})
+	}
+}
+
+// TestOneBeforeTheCrashRecordOfItsPredecessor: a process restarted after a
+// crash starts before its predecessor's crash record is written, and may
+// claim at once, finding the Hook held by its own Worker with no record
+// listing it. A claimer inside that launch (its launch token counts one
+// restart more than the status) waits for the record and the free, and
+// claims anew; a claimer outside it does not wait.
+func TestOneBeforeTheCrashRecordOfItsPredecessor(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		token    string
+		wantWait bool
+	}{
+		{name: "the restarted process", token: "uid-1.1", wantWait: true},
+		{name: "the recorded process", token: "uid-1.0"},
+		{name: "another worker's launch", token: "uid-2.1"},
+		{name: "no launch token"},
+		{name: "a damaged token", token: "uid-1.x"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			claim.FreeingWait = 2 * time.Second
+			defer func() { claim.FreeingWait = 5 * time.Second }()
+			t.Setenv(supervise.LaunchTokenEnv, tc.token)
+			sch, err := scheme.New()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			key := client.ObjectKey{Namespace: "default", Name: "task"}
+			hook := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task", Generation: 2}}
+			hook.Spec.Goal, hook.Spec.Steps, hook.Spec.Assignee = "g", []v1.Step{{Name: "one"}}, "agent"
+			hook.Status.State = v1.HookStepPending
+			w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent", UID: "uid-1"}}
+			w.Status.Phase = v1.WorkerRunning
+			c := fake.NewClientBuilder().WithScheme(sch).WithStatusSubresource(&v1.Hook{}, &v1.Worker{}).
+				WithObjects(hook, w).Build()
+			// The Worker reconciler records the crash and the restart in one
+			// write; the Hook reconciler then frees the Hook.
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				time.Sleep(100 * time.Millisecond)
+				stored := &v1.Worker{}
+				if err := c.Get(ctx, client.ObjectKeyFromObject(w), stored); err != nil {
+					t.Error(err)
+					return
+				}
+				stored.Status.Restarts = 1
+				stored.Status.Crashes = []v1.CrashRecord{{PID: 41, Reason: "Exited", Restarted: true, Held: []v1.HeldHook{{Name: "task", Generation: 2}}}}
+				if err := c.Status().Update(ctx, stored); err != nil {
+					t.Error(err)
+					return
+				}
+				time.Sleep(100 * time.Millisecond)
+				h := &v1.Hook{}
+				if err := c.Get(ctx, key, h); err != nil {
+					t.Error(err)
+					return
+				}
+				if h.Spec.Assignee != "agent" || h.Generation != 2 {
+					return // claimed anew already: the record no longer applies
+				}
+				h.Spec.Assignee = ""
+				h.Generation++
+				if err := c.Update(ctx, h); err != nil {
+					t.Error(err)
+				}
+			}()
+			start := time.Now()
+			if _, err := claim.One(ctx, c, key, "agent"); err != nil {
+				t.Fatalf("One: %v", err)
+			}
+			waited := time.Since(start)
+			<-done
+			stored := &v1.Hook{}
+			if err := c.Get(ctx, key, stored); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.wantWait && stored.Spec.Assignee != "agent":
+				t.Errorf("assignee %q after the claim and the free, want agent: the claim returned before its predecessor's record", stored.Spec.Assignee)
+			case !tc.wantWait && waited >= 100*time.Millisecond:
+				t.Errorf("the claim waited %v outside the unrecorded launch", waited)
 			}
 		})
 	}
