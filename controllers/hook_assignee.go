@@ -18,9 +18,7 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -31,7 +29,6 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
-	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/metrics"
 )
 
@@ -162,33 +159,34 @@ func (r *HookReconciler) checkAssignee(ctx context.Context, cached *v1.Hook) (*v
 }
 
 // reconcileAssignee moves a Hook whose assignee was lost to recovering,
-// with crash type assignee_lost, through the state machine: a Hook
-// already recovering is unchanged, and one the state machine cannot
-// interrupt (awaiting a person, finished) keeps its state. The assignee
-// itself is cleared by freeAssignee once this status is stored.
+// with crash type assignee_lost, through the state machine. Only a Hook at
+// work can be interrupted: one already recovering is unchanged, and one
+// awaiting a person or finished (completed, failed, abandoned) keeps its
+// state, with no transition attempted, since the end of its Worker is not
+// a crash of its task. The assignee itself is cleared by freeAssignee once
+// this status is stored, whatever the state.
 func (r *HookReconciler) reconcileAssignee(loss *assigneeLoss) func(context.Context, *hookScope) error {
 	return func(_ context.Context, s *hookScope) error {
-		if loss == nil || s.invalid != nil || s.hook.Status.State == v1.HookRecovering {
+		if loss == nil || s.invalid != nil || !hookfsm.Allowed(stateOr(s.hook.Status.State), hookfsm.Interrupt) {
 			return nil
 		}
-		res, err := hookwrite.Apply(s.hook, hookfsm.Input{
+		before := len(s.events)
+		_, err := s.apply(hookfsm.Input{
 			Event:   hookfsm.Interrupt,
 			Message: fmt.Sprintf("worker %s died: %s", loss.worker, loss.why),
 			Crash:   &hookfsm.Crash{Type: v1.CrashAssigneeLost},
-		}, hookwrite.Options{Actor: HookControllerName, Now: func() time.Time { return s.now }})
-		if err != nil {
-			var invalid *hookfsm.InvalidError
-			if errors.As(err, &invalid) {
-				return nil
-			}
-			return err
-		}
+		})
 		// freeAssignee's AssigneeLost Event reports this transition, with
 		// the assignee it cleared, so the transition's own is not recorded.
-		s.transitioned = s.transitioned || res.Changed
-		return nil
+		s.events = s.events[:before]
+		return err
 	}
 }
+
+// EventAssigneeReleased is the Normal Event recorded on a finished Hook
+// (completed, failed, abandoned) whose assignee was released when its
+// Worker ended: the end of the Worker is no crash of a finished task.
+const EventAssigneeReleased = "AssigneeReleased"
 
 // freeAssignee clears the spec.assignee of a Hook whose assignee was lost,
 // once its status is stored, and says so in an Event. The Hook's own
@@ -205,10 +203,19 @@ func (r *HookReconciler) freeAssignee(ctx context.Context, hook *v1.Hook, loss *
 		}
 		return fmt.Errorf("clearing the assignee of hook %s: %w", hook.Name, err)
 	}
+	st := hook.Status.State
+	if st.IsTerminal() {
+		r.Events.Eventf(hook, nil, corev1.EventTypeNormal, EventAssigneeReleased, "ClearAssignee",
+			"worker %s ended (%s); assignee released; the hook stays %s: its task had finished", loss.worker, loss.why, st)
+		return nil
+	}
 	metrics.AssigneeCleared.Inc()
-	state := "it stays " + string(hook.Status.State)
-	if hook.Status.State == v1.HookRecovering {
+	state := "it stays " + string(st)
+	switch st {
+	case v1.HookRecovering:
 		state = fmt.Sprintf("it is recovering; the next worker claims it (`tether claim %s --worker W`) and reads `tether recover %s`", hook.Name, hook.Name)
+	case v1.HookAwaitingHuman:
+		state = fmt.Sprintf("it stays awaiting_human; after `tether resume %s` a worker claims it (`tether claim %s --worker W`)", hook.Name, hook.Name)
 	}
 	r.Events.Eventf(hook, nil, corev1.EventTypeWarning, EventAssigneeLost, "ClearAssignee",
 		"worker %s died (%s); assignee cleared; %s", loss.worker, loss.why, state)

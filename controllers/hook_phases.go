@@ -59,13 +59,17 @@ type pendingEvent = hookwrite.Event
 
 // apply runs the state machine on the scope's Hook through hookwrite, the
 // one way a transition is made, and keeps the result; its Event is
-// recorded once the status is written. It returns the last of its
-// Events, so a phase can say more in its note, or nil.
+// recorded once the status is written. A rejection (hookfsm.ErrRejected)
+// is kept in s.invalid, for the Ready condition, and is no error. It
+// returns the last of its Events, so a phase can say more in its note, or
+// nil.
 func (s *hookScope) apply(in hookfsm.Input) (*hookwrite.Event, error) {
 	res, err := hookwrite.Apply(s.hook, in, hookwrite.Options{Actor: HookControllerName, Now: func() time.Time { return s.now }})
 	if err != nil {
-		var invalid *hookfsm.InvalidError
-		if errors.As(err, &invalid) {
+		if errors.Is(err, hookfsm.ErrRejected) {
+			// No retry changes the state machine's answer on this Hook:
+			// the Ready condition says why, and the Hook's next change
+			// reconciles it again.
 			s.invalid = err
 			return nil, nil
 		}

@@ -222,11 +222,17 @@ func newWorkerReconciler(c client.Client, reader client.Reader, rec events.Event
 // Reconcile drives one Worker toward a supervised, running process. A write
 // that lost to a newer version of the Worker, usually because the cache
 // had not yet seen this reconciler's own last write, is not an error: the
-// watch event of that version brings the Worker back, as for a Hook.
+// watch event of that version brings the Worker back, as for a Hook. Nor
+// is a write to a Worker deleted meanwhile: no retry can write to it, and
+// the watch event of its deletion brings the request back to forget it.
 func (r *WorkerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	res, err := r.reconcile(ctx, req)
-	if apierrors.IsConflict(err) {
+	switch {
+	case apierrors.IsConflict(err):
 		log.FromContext(ctx).V(1).Info("worker changed while reconciling; waiting for its new version", "error", err.Error())
+		return res, nil
+	case apierrors.IsNotFound(err) && apierrors.IsNotFound(r.reader.Get(ctx, req.NamespacedName, &v1.Worker{})):
+		log.FromContext(ctx).V(1).Info("worker deleted while reconciling", "error", err.Error())
 		return res, nil
 	}
 	return res, err

@@ -600,7 +600,7 @@ func heldSummary(w *v1.Worker, hooks string) string {
 	case hooks == "":
 		return "it held no hook"
 	case clearsAssignee(w):
-		return "it held hook " + hooks + " (freed by the hook controller: assignee cleared, recovering)"
+		return "it held hook " + hooks + " (freed by the hook controller: assignee cleared; a hook at work moves to recovering, a finished one keeps its state)"
 	default:
 		return "it held hook " + hooks + " (kept: spec.clearAssigneeOnCrash is false)"
 	}

@@ -174,6 +174,9 @@ func TestEveryStateEventPair(t *testing.T) {
 					if !errors.As(err, &te) || te.State != s || te.Event != e || te.Hook != "task" {
 						t.Fatalf("want a TransitionError for %s in %s, got %v", e, s, err)
 					}
+					if !errors.Is(err, hookfsm.ErrRejected) {
+						t.Fatalf("a TransitionError is not ErrRejected: %v", err)
+					}
 					return
 				}
 				if err != nil {

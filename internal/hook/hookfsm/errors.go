@@ -17,11 +17,20 @@ limitations under the License.
 package hookfsm
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 )
+
+// ErrRejected is what every rejection by the state machine is (errors.Is):
+// a *TransitionError or an *InvalidError. Apply is a pure function, so the
+// same event on the same Hook is rejected again however often it is
+// retried; only a change of the Hook can change the answer. A reconciler
+// records such an error (a condition, an Event) and stops, instead of
+// returning it to be retried.
+var ErrRejected = errors.New("rejected by the hook state machine")
 
 // TransitionError says that an event is not valid in a Hook's current state.
 type TransitionError struct {
@@ -52,6 +61,9 @@ func (e *TransitionError) Error() string {
 	return prefix + ", expected " + expected
 }
 
+// Is makes errors.Is(err, ErrRejected) true.
+func (e *TransitionError) Is(target error) bool { return target == ErrRejected }
+
 // InvalidError says that the input of a transition, or the Hook it applies
 // to, is invalid. Field names the offending field.
 type InvalidError struct {
@@ -68,3 +80,6 @@ type InvalidError struct {
 func (e *InvalidError) Error() string {
 	return fmt.Sprintf("hook %q: %s: %s", e.Hook, e.Field, e.Reason)
 }
+
+// Is makes errors.Is(err, ErrRejected) true.
+func (e *InvalidError) Is(target error) bool { return target == ErrRejected }

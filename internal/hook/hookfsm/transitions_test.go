@@ -406,6 +406,9 @@ func TestInvalidInputChangesNothing(t *testing.T) {
 			if !errors.As(err, &ie) || ie.Field != tc.field || ie.Hook != "task" || st != nil {
 				t.Fatalf("got %v, %v; want an InvalidError naming %s", st, err, tc.field)
 			}
+			if !errors.Is(err, hookfsm.ErrRejected) {
+				t.Fatalf("an InvalidError is not ErrRejected: %v", err)
+			}
 			if !strings.Contains(err.Error(), tc.field+": ") {
 				t.Errorf("message %q does not name %s", err, tc.field)
 			}
