@@ -106,7 +106,8 @@ func ListCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook) ([]Che
 
 // LiveChanges sets opts.ChangedFiles, live, to the workspace files changed
 // since the newest of opts.Checkpoints (its snapshot commit, else the HEAD
-// it was taken on), with git bounded by timeout. Without a checkpoint, or
+// it was taken on), and opts.Lost to the work lost from the workspace that
+// a checkpoint still holds (FindLost), with git bounded by timeout. Without a checkpoint, or
 // with a workspace that is not a directory here, it does nothing; a git
 // failure leaves opts as it was and is returned for the caller to report.
 func LiveChanges(ctx context.Context, hook *v1.Hook, opts *Options, timeout time.Duration) error {
@@ -127,6 +128,13 @@ func LiveChanges(ctx context.Context, hook *v1.Hook, opts *Options, timeout time
 		return err
 	}
 	opts.ChangedFiles, opts.ChangedFilesLive = files, true
+	cps := slices.Clone(opts.Checkpoints)
+	SortNewestFirst(cps)
+	lost, err := FindLost(ctx, hook, cps)
+	if err != nil {
+		return err
+	}
+	opts.Lost = lost
 	return nil
 }
 

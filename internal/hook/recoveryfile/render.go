@@ -64,6 +64,10 @@ type Options struct {
 	// ChangedFilesLive tells that ChangedFiles was computed, so that an
 	// empty list means that nothing changed.
 	ChangedFilesLive bool
+	// Lost is the work the workspace lost that a checkpoint still holds,
+	// found by FindLost; nil when none was found or the workspace was not
+	// read. It puts a restore before the next action.
+	Lost *LostWork
 }
 
 // Path is where the recovery file of namespace/name lives under dir.
@@ -254,6 +258,11 @@ func (r *renderer) interruption() {
 }
 
 func (r *renderer) nextAction() {
+	if l := r.opts.Lost; l != nil && len(l.Paths) > 0 {
+		r.printf("## What to do now\n\n%s\n\n", l.Action())
+		r.printf("After that: %s\n\n", hookfsm.NextAction(r.hook))
+		return
+	}
 	r.printf("## What to do now\n\n%s\n\n", hookfsm.NextAction(r.hook))
 }
 

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 	"github.com/tether-dev/tether/internal/kubectl/manifest"
@@ -128,6 +129,20 @@ func TestGolden(t *testing.T) {
 		{"recovery/recovering.yaml", "recovering-live-changes.md", recoveryfile.Options{
 			Evidence: signedEvidence, Checkpoints: cps, ChangedFilesLive: true,
 			ChangedFiles: []string{"internal/limit/limiter.go", "README.md"},
+		}},
+		{"recovery/recovering.yaml", "recovering-lost-work.md", recoveryfile.Options{
+			Evidence: signedEvidence, Checkpoints: cps, ChangedFilesLive: true,
+			ChangedFiles: []string{"README.md", "internal/limit/limiter.go", "my notes.txt"},
+			Lost: &recoveryfile.LostWork{
+				Checkpoint: "recovering-example-cp-3",
+				Newer:      []string{"recovering-example-cp-4"},
+				Paths:      []string{"internal/limit/limiter.go", "my notes.txt"},
+				Changes: []snapshot.Change{
+					{File: snapshot.File{Path: "README.md", Status: "M"}, How: snapshot.Modified},
+					{File: snapshot.File{Path: "internal/limit/limiter.go", Status: "M"}, How: snapshot.Reverted, Lost: true},
+					{File: snapshot.File{Path: "my notes.txt", Status: "D"}, How: snapshot.Deleted, Lost: true},
+				},
+			},
 		}},
 	}
 	for _, c := range cases {

@@ -1,0 +1,130 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+)
+
+// TestRecoverLostWork checks the restore-first rule through the binary:
+// when files a checkpoint holds are deleted or reverted in the workspace,
+// tether recover and the SessionStart context put the exact restore
+// command before the step's next action, restore only the lost paths when
+// other local changes exist, and skip a checkpoint taken after the loss.
+func TestRecoverLostWork(t *testing.T) {
+	cases := []struct {
+		name string
+		// lose damages the workspace after the checkpoint "wip".
+		lose func(e *agentEnv)
+		// after takes a checkpoint after the loss.
+		after   bool
+		want    []string
+		notWant []string
+	}{
+		{
+			name: "all lost: checkout and clean",
+			lose: func(e *agentEnv) { e.git("checkout", "--", "."); e.git("clean", "-fdq") },
+			want: []string{"**Work was lost from the workspace.**", "- `README.md`: reverted", "- `src/new.go`: deleted",
+				"tether checkpoint restore CP -- README.md src/new.go", "After that: "},
+			notWant: []string{"other local change"},
+		},
+		{
+			name: "partially lost",
+			lose: func(e *agentEnv) { rm(e, "src/new.go") },
+			want: []string{"- `src/new.go`: deleted", "tether checkpoint restore CP -- src/new.go\n", "After that: "},
+		},
+		{
+			name: "a reverted file",
+			lose: func(e *agentEnv) { e.git("checkout", "--", "README.md") },
+			want: []string{"- `README.md`: reverted", "tether checkpoint restore CP -- README.md\n"},
+		},
+		{
+			name: "lost with other local changes",
+			lose: func(e *agentEnv) {
+				rm(e, "src/new.go")
+				e.write("README.md", "further work\n")
+				e.write("other.txt", "other\n")
+			},
+			want: []string{"tether checkpoint restore CP -- src/new.go\n", "keeps your 2 other local change(s)",
+				"- `README.md`: modified", "- `other.txt`: added", "--to DIR"},
+		},
+		{
+			name:  "a checkpoint taken after the wipe",
+			lose:  func(e *agentEnv) { e.git("checkout", "--", "."); e.git("clean", "-fdq") },
+			after: true,
+			want: []string{"tether checkpoint restore CP -- README.md src/new.go", "is newer but was taken after the files were lost"},
+		},
+		{
+			name:    "further work is not lost",
+			lose:    func(e *agentEnv) { e.write("README.md", "further work\n") },
+			notWant: []string{"Work was lost", "tether checkpoint restore CP --"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newAgentEnv(t)
+			e.createHook("lw", 3, 0, v1.Step{Name: "only"})
+			e.write("README.md", "work in progress\n")
+			e.write("src/new.go", "package src\n")
+			cp := e.checkpointed("checkpoint", "lw", "-m", "wip")
+			tc.lose(e)
+			var later string
+			if tc.after {
+				later = e.checkpointed("checkpoint", "lw", "-m", "after the wipe").Name
+			}
+			cmd := e.command("recover", "lw")
+			cmd.Dir = os.TempDir()
+			out, stderr, code := runCommand(t, cmd)
+			if code != 0 {
+				t.Fatalf("recover: exit %d: %s", code, stderr)
+			}
+			hookOut, _ := e.okHook(map[string]any{"hook_event_name": "SessionStart", "source": "startup", "transcript_path": "transcripts/s1.jsonl"})
+			for where, text := range map[string]string{"recover": out, "SessionStart": sessionContext(t, hookOut)} {
+				for _, w := range tc.want {
+					w = strings.ReplaceAll(w, "CP", cp.Name)
+					if !strings.Contains(text, w) {
+						t.Errorf("%s lacks %q:\n%s", where, w, text)
+					}
+				}
+				for _, w := range tc.notWant {
+					w = strings.ReplaceAll(w, "CP", cp.Name)
+					if strings.Contains(text, w) {
+						t.Errorf("%s has %q:\n%s", where, w, text)
+					}
+				}
+				if later != "" && !strings.Contains(text, "`"+later+"` is newer") {
+					t.Errorf("%s does not say why %s was skipped:\n%s", where, later, text)
+				}
+				if i, j := strings.Index(text, "Work was lost"), strings.Index(text, "After that: "); i >= 0 && (j < i) {
+					t.Errorf("%s: the restore does not come before the next action:\n%s", where, text)
+				}
+			}
+		})
+	}
+}
+
+func rm(e *agentEnv, name string) {
+	e.t.Helper()
+	if err := os.Remove(filepath.Join(e.workspace, name)); err != nil {
+		e.t.Fatal(err)
+	}
+}
