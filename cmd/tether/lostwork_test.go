@@ -17,6 +17,7 @@ limitations under the License.
 package main_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,7 +72,7 @@ func TestRecoverLostWork(t *testing.T) {
 			name:  "a checkpoint taken after the wipe",
 			lose:  func(e *agentEnv) { e.git("checkout", "--", "."); e.git("clean", "-fdq") },
 			after: true,
-			want: []string{"tether checkpoint restore CP -- README.md src/new.go", "is newer but was taken after the files were lost"},
+			want:  []string{"tether checkpoint restore CP -- README.md src/new.go", "is newer but was taken after the files were lost"},
 		},
 		{
 			name:    "further work is not lost",
@@ -98,7 +99,12 @@ func TestRecoverLostWork(t *testing.T) {
 				t.Fatalf("recover: exit %d: %s", code, stderr)
 			}
 			hookOut, _ := e.okHook(map[string]any{"hook_event_name": "SessionStart", "source": "startup", "transcript_path": "transcripts/s1.jsonl"})
-			for where, text := range map[string]string{"recover": out, "SessionStart": sessionContext(t, hookOut)} {
+			stopOut, _ := e.okHook(map[string]any{"hook_event_name": "Stop", "stop_hook_active": false})
+			var block struct{ Decision, Reason string }
+			if err := json.Unmarshal([]byte(stopOut), &block); err != nil || block.Decision != "block" {
+				t.Fatalf("Stop did not continue the agent (%v): %q", err, stopOut)
+			}
+			for where, text := range map[string]string{"recover": out, "SessionStart": sessionContext(t, hookOut), "Stop": block.Reason} {
 				for _, w := range tc.want {
 					w = strings.ReplaceAll(w, "CP", cp.Name)
 					if !strings.Contains(text, w) {

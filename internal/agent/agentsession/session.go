@@ -553,9 +553,32 @@ func Fingerprint(hook *v1.Hook) string {
 }
 
 // ContinuationText is what a Stop continuation tells the agent: the one
-// next action, which names the verb to run.
-func ContinuationText(hook *v1.Hook) string {
+// next action, which names the verb to run; with lost work, the restore
+// first and the step's next action after it.
+func ContinuationText(hook *v1.Hook, lost *recoveryfile.LostWork) string {
+	if lost != nil && len(lost.Paths) > 0 {
+		return fmt.Sprintf("tether: hook %s is not finished (%s). Next: %s\n\nAfter that: %s", hook.Name, hookfsm.Describe(hook), lost.Action(), hookfsm.NextAction(hook))
+	}
 	return fmt.Sprintf("tether: hook %s is not finished (%s). Next: %s", hook.Name, hookfsm.Describe(hook), hookfsm.NextAction(hook))
+}
+
+// lostWork is the work the Hook's workspace lost that one of its
+// checkpoints holds, read before the status update so that git runs once,
+// outside the retry loop; nil when nothing is lost or it cannot be told.
+func (h *handler) lostWork(ctx context.Context) *recoveryfile.LostWork {
+	hook := &v1.Hook{}
+	if err := h.opts.Client.Get(ctx, h.key, hook); err != nil || hook.Status.State.IsTerminal() || hook.Spec.Workspace == "" {
+		return nil
+	}
+	summaries, _, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
+	if err != nil {
+		return nil
+	}
+	opts := recoveryfile.Options{Checkpoints: summaries}
+	if err := recoveryfile.LiveChanges(ctx, hook, &opts, liveChangesTimeout); err != nil {
+		return nil
+	}
+	return opts.Lost
 }
 
 // stop decides whether the agent may stop, persists the counters, and says
@@ -563,6 +586,7 @@ func ContinuationText(hook *v1.Hook) string {
 // ended.
 func (h *handler) stop(ctx context.Context) error {
 	now := h.opts.now()
+	lost := h.lostWork(ctx)
 	var d claudehook.StopDecision
 	var prevCond *metav1.Condition
 	hook, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
@@ -576,7 +600,7 @@ func (h *handler) stop(ctx context.Context) error {
 		fp := Fingerprint(hook)
 		next := ""
 		if !st.IsTerminal() {
-			next = ContinuationText(hook)
+			next = ContinuationText(hook, lost)
 		}
 		d = claudehook.Decide(claudehook.StopInput{
 			Terminal:        st.IsTerminal(),
