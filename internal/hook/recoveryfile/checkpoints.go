@@ -18,6 +18,7 @@ package recoveryfile
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"slices"
 	"sort"
@@ -217,7 +218,7 @@ func (r *renderer) overlap(files []string) {
 		var hit []string
 		for _, f := range res.FilesTouched {
 			if changed[f] {
-				hit = append(hit, "`"+f+"`")
+				hit = append(hit, "`"+f+"`"+r.lostNote(f))
 			}
 		}
 		if len(hit) > 0 {
@@ -257,4 +258,24 @@ func (r *renderer) timeline() {
 		r.printf("\n")
 	}
 	r.printf("\n")
+}
+
+// lostNote says, for a file of a passed step, how it differs from the
+// checkpoint that holds lost work and whether that checkpoint restores it;
+// empty when no lost work was found.
+func (r *renderer) lostNote(path string) string {
+	l := r.opts.Lost
+	if l == nil {
+		return ""
+	}
+	for _, c := range l.Changes {
+		if c.Path != path {
+			continue
+		}
+		if c.Lost {
+			return fmt.Sprintf(" (%s; checkpoint `%s` restores it)", c.How, l.Checkpoint)
+		}
+		return fmt.Sprintf(" (%s since checkpoint `%s`: newer work, not restored)", c.How, l.Checkpoint)
+	}
+	return ""
 }
