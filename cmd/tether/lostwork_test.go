@@ -92,6 +92,12 @@ func TestRecoverLostWork(t *testing.T) {
 			if tc.after {
 				later = e.checkpointed("checkpoint", "lw", "-m", "after the wipe").Name
 			}
+			if tc.after {
+				_, diffErr, code := e.tether("checkpoint", "diff", "lw")
+				if want := "note: checkpoint " + later + " was taken after 2 file(s) were lost; " + cp.Name + " still holds them"; code != 0 || !strings.Contains(diffErr, want) {
+					t.Errorf("checkpoint diff: exit %d, stderr %q lacks %q", code, diffErr, want)
+				}
+			}
 			cmd := e.command("recover", "lw")
 			cmd.Dir = os.TempDir()
 			out, stderr, code := runCommand(t, cmd)

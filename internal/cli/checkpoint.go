@@ -33,6 +33,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
 	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
 // checkpointTriggers are the values --trigger accepts.
@@ -245,9 +246,28 @@ printed when nothing changed.`,
 		if err != nil {
 			return err
 		}
+		if len(args) == 1 {
+			noteLostWork(ctx, cmd.ErrOrStderr(), b.Client, hook, cp.Name)
+		}
 		return snapshot.Diff(ctx, ws, cp.Spec.Git.SnapshotCommit, cmd.OutOrStdout(), snapshot.DiffOptions{Patch: patch})
 	}
 	return cmd
+}
+
+// noteLostWork tells on w when the default checkpoint, latest, was taken
+// after work was lost and an older checkpoint still holds it, so that the
+// diff against the default is not read as "nothing was lost".
+func noteLostWork(ctx context.Context, w io.Writer, c client.Reader, hook *v1.Hook, latest string) {
+	summaries, _, err := recoveryfile.ListCheckpoints(ctx, c, hook)
+	if err != nil {
+		return
+	}
+	opts := recoveryfile.Options{Checkpoints: summaries}
+	if recoveryfile.LiveChanges(ctx, hook, &opts, liveChangesTimeout) != nil || opts.Lost == nil || opts.Lost.Checkpoint == latest {
+		return
+	}
+	_, _ = fmt.Fprintf(w, "note: checkpoint %s was taken after %d file(s) were lost; %s still holds them: tether checkpoint diff %s %s; tether checkpoint restore %s -- %s\n",
+		latest, len(opts.Lost.Paths), opts.Lost.Checkpoint, hook.Name, opts.Lost.Checkpoint, opts.Lost.Checkpoint, strings.Join(opts.Lost.Paths, " "))
 }
 
 func newCheckpointRestoreCommand(g *GlobalOptions) *cobra.Command {

@@ -79,9 +79,10 @@ func (l *LostWork) Action() string {
 
 // shellQuote quotes p for a POSIX shell when it needs it.
 func shellQuote(p string) string {
-	if p != "" && strings.IndexFunc(p, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+,=@%:", r))
-	}) < 0 {
+	safe := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+,=@%:", r)
+	}
+	if p != "" && strings.IndexFunc(p, func(r rune) bool { return !safe(r) }) < 0 {
 		return p
 	}
 	return "'" + strings.ReplaceAll(p, "'", `'\''`) + "'"
