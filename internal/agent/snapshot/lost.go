@@ -18,7 +18,6 @@ package snapshot
 
 import (
 	"context"
-	"strings"
 )
 
 // Kinds of Change.How.
@@ -65,36 +64,26 @@ func Classify(ctx context.Context, workspace, commit, base string) ([]Change, er
 	if err != nil {
 		return nil, err
 	}
+	var paths []string
+	for _, f := range files {
+		if f.Status == "M" || f.Status == "T" {
+			paths = append(paths, f.Path)
+		}
+	}
 	baseBlobs := map[string]bool{}
 	for _, rev := range []string{base, "HEAD"} {
-		if rev == "" {
+		if rev == "" || len(paths) == 0 {
 			continue
 		}
 		if _, err := resolveCommit(ctx, r, rev); err != nil {
 			continue
 		}
-		args := []string{"ls-tree", "-r", "-z", "--full-tree", rev, "--"}
-		var paths []string
-		for _, f := range files {
-			if f.Status == "M" || f.Status == "T" {
-				paths = append(paths, f.Path)
-			}
-		}
-		if len(paths) == 0 {
-			break
-		}
-		if len(paths) <= 500 {
-			args = append(args, paths...)
-		}
-		out, err := gitCmd{dir: r.top, args: args, env: []string{"GIT_LITERAL_PATHSPECS=1"}}.run(ctx)
+		blobs, err := lsTree(ctx, r, rev, paths)
 		if err != nil {
 			return nil, err
 		}
-		for _, entry := range splitNUL(out) {
-			meta, path, ok := strings.Cut(entry, "\t")
-			if f := strings.Fields(meta); ok && len(f) == 3 {
-				baseBlobs[path+"\x00"+f[2]] = true
-			}
+		for path, b := range blobs {
+			baseBlobs[path+"\x00"+b.id] = true
 		}
 	}
 	out := make([]Change, 0, len(files))

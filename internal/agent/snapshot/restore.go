@@ -134,21 +134,9 @@ func Changes(ctx context.Context, workspace, commit string, limit int) ([]File, 
 	// the index does not (an untracked file in the snapshot) is listed
 	// although it may be unchanged: compare each candidate's content with
 	// commit's blob.
-	args := []string{"ls-tree", "-r", "-z", "--full-tree", commit, "--"}
-	if len(candidates) <= 500 {
-		args = append(args, candidates...)
-	}
-	tree, err := gitCmd{dir: r.top, args: args, env: []string{"GIT_LITERAL_PATHSPECS=1"}}.run(ctx)
+	blobs, err := lsTree(ctx, r, commit, candidates)
 	if err != nil {
 		return nil, false, err
-	}
-	type blob struct{ mode, id string }
-	blobs := map[string]blob{}
-	for _, entry := range splitNUL(tree) {
-		meta, path, ok := strings.Cut(entry, "\t")
-		if f := strings.Fields(meta); ok && len(f) == 3 {
-			blobs[path] = blob{mode: f[0], id: f[2]}
-		}
 	}
 	stats := map[string]os.FileInfo{}
 	var regular []string
@@ -222,6 +210,30 @@ func Changes(ctx context.Context, workspace, commit string, limit int) ([]File, 
 		files = append(files, f)
 	}
 	return files, false, nil
+}
+
+// blob is a tree entry's mode and object id.
+type blob struct{ mode, id string }
+
+// lsTree is the entries of rev's tree at paths (all of them when there are
+// more than 500, to keep the command line short), by path.
+func lsTree(ctx context.Context, r *repo, rev string, paths []string) (map[string]blob, error) {
+	args := []string{"ls-tree", "-r", "-z", "--full-tree", rev, "--"}
+	if len(paths) <= 500 {
+		args = append(args, paths...)
+	}
+	tree, err := gitCmd{dir: r.top, args: args, env: []string{"GIT_LITERAL_PATHSPECS=1"}}.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	blobs := map[string]blob{}
+	for _, entry := range splitNUL(tree) {
+		meta, path, ok := strings.Cut(entry, "\t")
+		if f := strings.Fields(meta); ok && len(f) == 3 {
+			blobs[path] = blob{mode: f[0], id: f[2]}
+		}
+	}
+	return blobs, nil
 }
 
 // sameType reports whether two git modes are of one type (file, symlink,
