@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,7 +131,86 @@ func TestRecoverLostWork(t *testing.T) {
 					t.Errorf("%s: the restore does not come before the next action:\n%s", where, text)
 				}
 			}
+			// Doing what the file says brings the work back and keeps the rest.
+			restore := restoreCommand(out)
+			if restore == nil {
+				return
+			}
+			before := e.read("README.md")
+			if _, stderr, code := e.tether(restore...); code != 0 {
+				t.Fatalf("the printed restore %q: exit %d: %s", restore, code, stderr)
+			}
+			if got := e.read("src/new.go"); got != "package src\n" {
+				t.Errorf("src/new.go after the restore: %q", got)
+			}
+			if got, want := e.read("README.md"), "work in progress\n"; before == "further work\n" {
+				if got != before {
+					t.Errorf("the restore overwrote further work in README.md: %q", got)
+				}
+			} else if got != want {
+				t.Errorf("README.md after the restore: %q, want %q", got, want)
+			}
+			if strings.Contains(out, "other.txt") && e.read("other.txt") != "other\n" {
+				t.Errorf("the restore changed other.txt: %q", e.read("other.txt"))
+			}
+			if again, _, _ := e.tether("recover", "lw"); strings.Contains(again, "Work was lost") {
+				t.Errorf("recover after the restore still says work was lost:\n%s", again)
+			}
 		})
+	}
+}
+
+// restoreCommand is the arguments of the restore command that the "What to
+// do now" section of a recovery file prints, or nil.
+func restoreCommand(recovery string) []string {
+	for _, line := range strings.Split(recovery, "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[0] == "tether" && f[1] == "checkpoint" && f[2] == "restore" && slices.Contains(f, "--") {
+			return f[1:]
+		}
+	}
+	return nil
+}
+
+// TestRestorePaths restores named paths only: a file whose content neither
+// the checkpoint nor HEAD holds is refused unless --force (compared by
+// content, so an assume-unchanged file counts), and a path outside the
+// repository or one the snapshot does not hold is refused by name.
+func TestRestorePaths(t *testing.T) {
+	e := newAgentEnv(t)
+	e.createHook("rp", 3, 0, v1.Step{Name: "only"})
+	e.write("README.md", "work in progress\n")
+	e.write("a.txt", "a\n")
+	e.git("add", "a.txt")
+	e.git("commit", "-qm", "a")
+	e.write("a.txt", "snapshot a\n")
+	cp := e.checkpointed("checkpoint", "rp", "-m", "wip")
+	e.write("README.md", "unsaved\n")
+	e.write("a.txt", "unsaved a\n")
+	e.git("update-index", "--assume-unchanged", "a.txt")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--", "README.md"}, "README.md"},
+		{[]string{"--", "a.txt"}, "a.txt"},
+		{[]string{"--", "../outside"}, `path "../outside" is outside the repository`},
+		{[]string{"--", "missing.txt"}, `the snapshot holds no file at "missing.txt"`},
+		{[]string{"README.md"}, "one CHECKPOINT, then -- and the paths"},
+	} {
+		_, stderr, code := e.tether(append([]string{"checkpoint", "restore", cp.Name}, tc.args...)...)
+		if code == 0 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("restore %v: exit %d, stderr %q; want a refusal naming %q", tc.args, code, stderr, tc.want)
+		}
+	}
+	if e.read("README.md") != "unsaved\n" || e.read("a.txt") != "unsaved a\n" {
+		t.Fatalf("a refused restore changed files: README.md %q, a.txt %q", e.read("README.md"), e.read("a.txt"))
+	}
+	if _, stderr, code := e.tether("checkpoint", "restore", cp.Name, "--force", "--", "a.txt"); code != 0 {
+		t.Fatalf("restore --force -- a.txt: exit %d: %s", code, stderr)
+	}
+	if e.read("a.txt") != "snapshot a\n" || e.read("README.md") != "unsaved\n" {
+		t.Errorf("after restore --force -- a.txt: a.txt %q, README.md %q; want only a.txt restored", e.read("a.txt"), e.read("README.md"))
 	}
 }
 
@@ -139,4 +219,14 @@ func rm(e *agentEnv, name string) {
 	if err := os.Remove(filepath.Join(e.workspace, name)); err != nil {
 		e.t.Fatal(err)
 	}
+}
+
+// read is the content of the workspace file name; empty when it is missing.
+func (e *agentEnv) read(name string) string {
+	e.t.Helper()
+	data, err := os.ReadFile(filepath.Join(e.workspace, name))
+	if err != nil && !os.IsNotExist(err) {
+		e.t.Fatal(err)
+	}
+	return string(data)
 }

@@ -18,6 +18,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -273,7 +274,7 @@ func noteLostWork(ctx context.Context, w io.Writer, c client.Reader, hook *v1.Ho
 func newCheckpointRestoreCommand(g *GlobalOptions) *cobra.Command {
 	var o snapshot.RestoreOptions
 	cmd := &cobra.Command{
-		Use:   "restore CHECKPOINT",
+		Use:   "restore CHECKPOINT [-- PATH...]",
 		Short: "Bring back the workspace files of a checkpoint",
 		Long: `Restore a checkpoint's snapshot.
 
@@ -285,11 +286,27 @@ left alone.
 
 --to DIR writes the snapshot's files into DIR instead (new or empty);
 --branch NAME creates a branch at the snapshot commit, whose parent is the
-commit that was HEAD when the checkpoint was taken.`,
+commit that was HEAD when the checkpoint was taken.
+
+-- PATH... restores only those files (a directory: every file of the
+snapshot under it), relative to the top of the repository, and touches no
+other file. Each must name a file of the snapshot. In place, it refuses
+only when a named file's content is held by neither the checkpoint nor
+HEAD (compared by content, so ignored and assume-unchanged files count),
+unless --force.`,
 		Example: `  tether checkpoint restore fix-login-12
   tether checkpoint restore fix-login-12 --to ../rescued
-  tether checkpoint restore fix-login-12 --branch rescued-work`,
-		Args: cobra.ExactArgs(1),
+  tether checkpoint restore fix-login-12 --branch rescued-work
+  tether checkpoint restore fix-login-12 -- src/login.go docs/`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return errors.New("restore: a CHECKPOINT is required")
+			}
+			if len(args) > 1 && cmd.ArgsLenAtDash() != 1 {
+				return fmt.Errorf("restore: one CHECKPOINT, then -- and the paths to restore (got %q)", args)
+			}
+			return nil
+		},
 	}
 	cmd.Flags().StringVar(&o.To, "to", "", "write the snapshot's files into this directory instead of the workspace")
 	cmd.Flags().StringVar(&o.Branch, "branch", "", "create a branch with this name at the snapshot commit")
@@ -316,6 +333,7 @@ commit that was HEAD when the checkpoint was taken.`,
 				return err
 			}
 		}
+		o.Paths = args[1:]
 		res, err := snapshot.Restore(ctx, ws, cp.Spec.Git.SnapshotCommit, o)
 		if err != nil {
 			return err

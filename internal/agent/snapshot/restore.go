@@ -291,6 +291,12 @@ type RestoreOptions struct {
 	// Force lets an in-place restore overwrite uncommitted changes, lets
 	// To be a non-empty directory, and lets Branch move an existing branch.
 	Force bool
+	// Paths, when set, restores only these files (a directory names every
+	// file under it), relative to the top of the repository. Each must
+	// name a file of the snapshot. In place, a named file is refused
+	// (unless Force) only when its content is saved nowhere: neither the
+	// snapshot nor HEAD holds it. Other files are never touched.
+	Paths []string
 }
 
 // RestoreResult reports what Restore did.
@@ -327,6 +333,14 @@ func Restore(ctx context.Context, workspace, commit string, opts RestoreOptions)
 		return nil, err
 	}
 	res := &RestoreResult{Commit: commit}
+	if len(opts.Paths) > 0 {
+		if opts.Branch != "" {
+			return nil, errors.New("restore: paths and --branch are exclusive: a branch holds the whole snapshot")
+		}
+		if err := checkPaths(opts.Paths); err != nil {
+			return nil, err
+		}
+	}
 	if opts.Branch != "" {
 		if _, err := git(ctx, r.top, "check-ref-format", "--branch", opts.Branch); err != nil {
 			return nil, fmt.Errorf("--branch %q is not a valid branch name", opts.Branch)
@@ -363,7 +377,7 @@ func Restore(ctx context.Context, workspace, commit string, opts RestoreOptions)
 		case len(entries) > 0 && !opts.Force:
 			return nil, fmt.Errorf("--to %s is not empty; choose an empty or new directory, or pass --force to overwrite its files", opts.To)
 		}
-	} else if !opts.Force {
+	} else if !opts.Force && len(opts.Paths) == 0 {
 		if err := refuseUncommitted(ctx, r); err != nil {
 			return nil, err
 		}
@@ -383,22 +397,142 @@ func Restore(ctx context.Context, workspace, commit string, opts RestoreOptions)
 	if _, err := (gitCmd{dir: r.top, index: tmp, args: []string{"read-tree", commit}}).run(ctx); err != nil {
 		return nil, err
 	}
+	var files []string
+	if len(opts.Paths) > 0 {
+		if files, err = snapshotFiles(ctx, r, tmp, opts.Paths); err != nil {
+			return nil, err
+		}
+		if dest == r.top && !opts.Force {
+			if err := refuseUnsaved(ctx, r, commit, files); err != nil {
+				return nil, err
+			}
+		}
+	}
 	// checkout-index writes symlinks as symlinks and never follows one
 	// out of the destination.
-	args := []string{"checkout-index", "-a", "-f"}
+	args := []string{"checkout-index", "-f"}
 	if dest != r.top {
 		args = append(args, "--prefix="+dest+string(filepath.Separator))
+	}
+	if files == nil {
+		args = append(args, "-a")
+	} else {
+		args = append(append(args, "--"), files...)
 	}
 	if _, err := (gitCmd{dir: r.top, index: tmp, args: args}).run(ctx); err != nil {
 		return nil, err
 	}
-	out, err := gitCmd{dir: r.top, index: tmp, args: []string{"ls-files", "-z"}}.run(ctx)
-	if err != nil {
-		return nil, err
+	res.Files = len(files)
+	if files == nil {
+		out, err := gitCmd{dir: r.top, index: tmp, args: []string{"ls-files", "-z"}}.run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		res.Files = strings.Count(string(out), "\x00")
 	}
-	res.Files = strings.Count(string(out), "\x00")
 	res.Where = dest
 	return res, nil
+}
+
+// checkPaths refuses a path that could leave the repository or is not a
+// plain relative path, naming it, before git sees it.
+func checkPaths(paths []string) error {
+	for _, p := range paths {
+		c := filepath.ToSlash(filepath.Clean(p))
+		switch {
+		case p == "" || strings.ContainsRune(p, 0):
+			return fmt.Errorf("restore: path %q is empty or holds a NUL byte", p)
+		case filepath.IsAbs(p):
+			return fmt.Errorf("restore: path %q is absolute; name it relative to the top of the repository", p)
+		case c == "." || c == ".." || strings.HasPrefix(c, "../"):
+			return fmt.Errorf("restore: path %q is outside the repository, or all of it (leave the paths out to restore everything)", p)
+		}
+	}
+	return nil
+}
+
+// snapshotFiles lists the files of the snapshot (read into index) that
+// paths name, refusing a path that names none of them.
+func snapshotFiles(ctx context.Context, r *repo, index string, paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		c := filepath.ToSlash(filepath.Clean(p))
+		out, err := gitCmd{dir: r.top, index: index, args: []string{"ls-files", "-z", "--", c},
+			env: []string{"GIT_LITERAL_PATHSPECS=1"}}.run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		named := splitNUL(out)
+		if len(named) == 0 {
+			return nil, fmt.Errorf("restore: the snapshot holds no file at %q", p)
+		}
+		files = append(files, named...)
+	}
+	slices.Sort(files)
+	return slices.Compact(files), nil
+}
+
+// refuseUnsaved fails, naming them, when files of the workspace that a
+// restore of only files would overwrite hold content that neither the
+// snapshot commit nor HEAD holds. It compares contents, not git status,
+// so an ignored, assume-unchanged or skip-worktree file counts as well; a
+// missing file has nothing to lose.
+func refuseUnsaved(ctx context.Context, r *repo, commit string, files []string) error {
+	saved := map[string]map[string]bool{}
+	for _, rev := range []string{commit, "HEAD"} {
+		out, err := gitCmd{dir: r.top, args: append([]string{"ls-tree", "-r", "-z", "--full-tree", rev, "--"}, files...),
+			env: []string{"GIT_LITERAL_PATHSPECS=1"}}.run(ctx)
+		if err != nil {
+			if rev == "HEAD" {
+				continue // an unborn branch holds nothing
+			}
+			return err
+		}
+		for _, entry := range splitNUL(out) {
+			meta, path, ok := strings.Cut(entry, "\t")
+			if f := strings.Fields(meta); ok && len(f) == 3 {
+				if saved[path] == nil {
+					saved[path] = map[string]bool{}
+				}
+				saved[path][f[2]] = true
+			}
+		}
+	}
+	var onDisk, unsaved []string
+	for _, p := range files {
+		fi, err := os.Lstat(filepath.Join(r.top, p))
+		switch {
+		case err != nil:
+			continue
+		case !fi.Mode().IsRegular() || strings.Contains(p, "\n"):
+			unsaved = append(unsaved, p)
+		default:
+			onDisk = append(onDisk, p)
+		}
+	}
+	if len(onDisk) > 0 {
+		out, err := gitCmd{dir: r.top, args: []string{"hash-object", "--stdin-paths"},
+			stdin: strings.NewReader(strings.Join(onDisk, "\n") + "\n")}.run(ctx)
+		if err != nil {
+			return err
+		}
+		ids := strings.Fields(string(out))
+		if len(ids) != len(onDisk) {
+			return fmt.Errorf("git hash-object: %d hashes for %d files", len(ids), len(onDisk))
+		}
+		for i, p := range onDisk {
+			if !saved[p][ids[i]] {
+				unsaved = append(unsaved, p)
+			}
+		}
+	}
+	if len(unsaved) == 0 {
+		return nil
+	}
+	slices.Sort(unsaved)
+	return fmt.Errorf("%w in %s (%s): neither the checkpoint nor HEAD holds their content, and restoring would overwrite it. "+
+		"Restore elsewhere with --to DIR, leave these paths out, or pass --force to overwrite them",
+		ErrUncommittedChanges, r.top, strings.Join(unsaved, ", "))
 }
 
 // refuseUncommitted fails with a message saying how to proceed when the
