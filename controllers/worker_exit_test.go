@@ -83,16 +83,24 @@ func exitFixture(t *testing.T, fail error) (*WorkerReconciler, *gatedReader, *v1
 	h.Spec.Goal, h.Spec.Steps, h.Spec.Assignee = "g", []v1.Step{{Name: "one"}}, "agent"
 	c := fake.NewClientBuilder().WithScheme(sch).WithStatusSubresource(&v1.Worker{}, &v1.Hook{}).WithObjects(w, h).Build()
 	gate := &gatedReader{Client: c, started: started, fail: fail}
-	r, err := newWorkerReconciler(c, gate, events.NewFakeRecorder(16), WorkerOptions{LogDir: t.TempDir(), StopGrace: time.Second})
+	r, err := newWorkerReconciler(c, gate, events.NewFakeRecorder(16), WorkerOptions{LogDir: logDir(t), StopGrace: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.procs.close)
 	t.Cleanup(func() {
-		if data, err := os.ReadFile(started); err == nil {
+		// The restarted shell may not have written its pid yet on a loaded
+		// machine; killed before it does, it would write into the temporary
+		// directory while the test removes it.
+		for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			data, err := os.ReadFile(started)
+			if err != nil {
+				continue
+			}
 			if pid, err := strconv.Atoi(strings.TrimSpace(string(data))); err == nil {
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 			}
+			return
 		}
 	})
 	stored := &v1.Worker{}
@@ -183,4 +191,27 @@ func TestHandleExitKeepsTheRestartUntilItIsRecorded(t *testing.T) {
 	if p, ok := r.procs.get(client.ObjectKeyFromObject(w)); !ok || p.id.PID != pid || p.next != nil {
 		t.Fatalf("proc table follows %+v; want the restarted pid %d", p, pid)
 	}
+}
+
+// logDir is a directory for the logs of the processes a test's reconciler
+// launches. The supervisor appends a process's end to its log from its own
+// goroutine once the process is killed, which may be while the test's
+// cleanup removes the directory; the removal is retried until that write
+// is done, where t.TempDir's would fail the test.
+func logDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "tether-worker-logs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for range 100 {
+			if os.RemoveAll(dir) == nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		t.Errorf("removing %s: %v", dir, os.RemoveAll(dir))
+	})
+	return dir
 }
