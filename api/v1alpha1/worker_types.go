@@ -244,7 +244,8 @@ type WorkerStatus struct {
 	// +optional
 	LastHeartbeat *metav1.MicroTime `json:"lastHeartbeat,omitempty"`
 
-	// WindowStart is when the current crash window began. A manual restart resets it.
+	// WindowStart is when the current crash window began. A manual restart
+	// resets it and marks every crash recorded before it forgiven.
 	// +optional
 	WindowStart *metav1.Time `json:"windowStart,omitempty"`
 
@@ -298,6 +299,10 @@ type CrashRecord struct {
 	// Restarted tells whether the process was restarted.
 	// +optional
 	Restarted bool `json:"restarted,omitempty"`
+	// Forgiven is true once a manual restart (tether worker restart) has
+	// forgiven the crash: it no longer counts toward spec.restart.maxCrashes.
+	// +optional
+	Forgiven bool `json:"forgiven,omitempty"`
 }
 
 // HeldHook is a Hook a Worker held when its process died.

@@ -299,6 +299,11 @@ func TestWorkerRestartsWithinItsBudget(t *testing.T) {
 	if w.Status.Restarts != 3 || w.Status.WindowStart == nil {
 		t.Fatalf("after worker restart: restarts %d, windowStart %v", w.Status.Restarts, w.Status.WindowStart)
 	}
+	for i, c := range w.Status.Crashes {
+		if !c.Forgiven {
+			t.Fatalf("crash %d (pid %d) before the manual restart is not marked forgiven", i+1, c.PID)
+		}
+	}
 	// The manual restart reset the window: the next crash is restarted again.
 	old := w.Status.PID
 	kill9(t, old)

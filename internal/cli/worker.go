@@ -119,6 +119,9 @@ func restartWorker(ctx context.Context, b *Backend, key types.NamespacedName) er
 		}
 		now := metav1.NewTime(time.Now())
 		w.Status.WindowStart = &now
+		for i := range w.Status.Crashes {
+			w.Status.Crashes[i].Forgiven = true
+		}
 		return workerfsm.Apply(&w.Status, workerfsm.RestartRequested)
 	})
 	return err

@@ -255,18 +255,20 @@ func HeartbeatTimeout(spec *v1.WorkerSpec) time.Duration {
 }
 
 // CrashesInWindow counts the crash records in st that fall inside the
-// restart window ending at now. A manual restart sets status.windowStart
-// and so forgives the crashes before it. Times in status have a resolution
-// of one second, so a crash in the same second as windowStart is forgiven
-// too.
+// restart window ending at now and that no manual restart forgave. A
+// manual restart marks the records it forgives: times in status have a
+// resolution of one second, and a crash loop can spend its whole budget
+// within the second of the restart. status.windowStart still forgives the
+// records from before it, which releases written before the marks existed
+// left unmarked.
 func CrashesInWindow(spec *v1.WorkerSpec, st *v1.WorkerStatus, now time.Time) int {
 	since := now.Add(-CrashWindow(spec))
 	n := 0
 	for _, c := range st.Crashes {
-		if since.After(c.Time.Time) {
+		if c.Forgiven || since.After(c.Time.Time) {
 			continue
 		}
-		if st.WindowStart != nil && !c.Time.After(st.WindowStart.Time) {
+		if st.WindowStart != nil && c.Time.Before(st.WindowStart) {
 			continue
 		}
 		n++

@@ -144,6 +144,12 @@ func TestDecide(t *testing.T) {
 		}
 		return out
 	}
+	forgiven := func(recs []v1.CrashRecord) []v1.CrashRecord {
+		for i := range recs {
+			recs[i].Forgiven = true
+		}
+		return recs
+	}
 	auto := v1.WorkerSpec{Command: []string{"agent"}, Restart: v1.RestartPolicy{Auto: true}}
 	tests := []struct {
 		name     string
@@ -158,7 +164,9 @@ func TestDecide(t *testing.T) {
 		{"crash 3 loops", auto, v1.WorkerStatus{Crashes: crashes(time.Minute, 2*time.Minute)}, workerfsm.ActionNotifyOnly, 2, "2 of 3 crashes in 10m0s"},
 		{"old crashes fall out of the window", auto, v1.WorkerStatus{Crashes: crashes(11*time.Minute, 20*time.Minute, time.Minute)}, workerfsm.ActionRestart, 1, "1 of 3 crashes in 10m0s"},
 		{"a manual restart forgives earlier crashes", auto, v1.WorkerStatus{WindowStart: at(30 * time.Second), Crashes: crashes(time.Minute, 2*time.Minute, 3*time.Minute, 10*time.Second)}, workerfsm.ActionRestart, 1, "1 of 3 crashes in 10m0s"},
-		{"a crash in the second of the manual restart is forgiven", auto, v1.WorkerStatus{WindowStart: at(time.Minute), Crashes: crashes(time.Minute, time.Minute, time.Minute)}, workerfsm.ActionRestart, 0, "0 of 3 crashes in 10m0s"},
+		{"the crashes a manual restart marked are forgiven", auto, v1.WorkerStatus{WindowStart: at(time.Minute), Crashes: forgiven(crashes(time.Minute, time.Minute, time.Minute))}, workerfsm.ActionRestart, 0, "0 of 3 crashes in 10m0s"},
+		{"crashes in the second of the manual restart, after it, count", auto, v1.WorkerStatus{WindowStart: at(time.Minute), Crashes: append(forgiven(crashes(time.Minute)), crashes(time.Minute, time.Minute)...)}, workerfsm.ActionNotifyOnly, 2, "2 of 3 crashes in 10m0s"},
+		{"a mark forgives within the window, whatever windowStart", auto, v1.WorkerStatus{Crashes: append(forgiven(crashes(2*time.Minute, time.Minute)), crashes(10*time.Second)...)}, workerfsm.ActionRestart, 1, "1 of 3 crashes in 10m0s"},
 		{"maxCrashes 1 never restarts", v1.WorkerSpec{Command: []string{"a"}, Restart: v1.RestartPolicy{Auto: true, MaxCrashes: 1}}, v1.WorkerStatus{}, workerfsm.ActionNotifyOnly, 0, "0 of 1 crashes in 10m0s"},
 		{"maxCrashes 2: crash 2 loops", v1.WorkerSpec{Command: []string{"a"}, Restart: v1.RestartPolicy{Auto: true, MaxCrashes: 2}}, v1.WorkerStatus{Crashes: crashes(time.Minute)}, workerfsm.ActionNotifyOnly, 1, "1 of 2 crashes in 10m0s"},
 		{"a wider window", v1.WorkerSpec{Command: []string{"a"}, Restart: v1.RestartPolicy{Auto: true, Window: &metav1.Duration{Duration: time.Hour}}}, v1.WorkerStatus{Crashes: crashes(50*time.Minute, 40*time.Minute, 30*time.Minute)}, workerfsm.ActionNotifyOnly, 3, "3 crashes in 1h0m0s"},
