@@ -399,10 +399,20 @@ type CurrentStep struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +optional
 	WorkingOn string `json:"workingOn,omitempty"`
-	// FilesTouched lists the workspace-relative paths the step has changed.
+	// FilesTouched lists the workspace-relative paths the step has changed
+	// since BaseTree, as of its last begin (or as the agent declared them).
 	// +kubebuilder:validation:MaxItems=256
 	// +optional
 	FilesTouched []string `json:"filesTouched,omitempty"`
+	// BaseTree is the git tree (or snapshot commit) the step's changes are
+	// counted from, set at its first begin: the snapshot tree of the Hook's last checkpoint (the
+	// one the previous step's pass took), or, before any checkpoint, the
+	// workspace as it was then, so that files dirty before the task began
+	// are not the step's. At the pass, the files that differ from it become
+	// the step's filesTouched.
+	// +kubebuilder:validation:Pattern=`^([0-9a-f]{40}|[0-9a-f]{64})?$`
+	// +optional
+	BaseTree string `json:"baseTree,omitempty"`
 	// StartedAt is when the current attempt began.
 	// +optional
 	StartedAt *metav1.Time `json:"startedAt,omitempty"`
@@ -438,9 +448,10 @@ type StepResult struct {
 	// CompletedAt is when the step passed.
 	// +optional
 	CompletedAt *metav1.Time `json:"completedAt,omitempty"`
-	// FilesTouched are the files the step's last attempt recorded as touched
-	// (status.currentStep.filesTouched when it passed), so that the recovery
-	// file can warn when later changes overlap a passed step.
+	// FilesTouched are the files the step changed, from its first begin
+	// (status.currentStep.baseTree) to its pass, as git saw them at the pass;
+	// without git, those recorded at its last begin. The recovery file lists
+	// them under the passed step and warns when later changes overlap them.
 	// +kubebuilder:validation:MaxItems=256
 	// +optional
 	FilesTouched []string `json:"filesTouched,omitempty"`

@@ -362,7 +362,8 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 		t.Fatal("no model request after --continue")
 	}
 	body := string(resumed[0].Body)
-	mustContain(t, "the first request after --continue", body, "DO NOT REPEAT", "The last session ended during step", `\"two\"`)
+	mustContain(t, "the first request after --continue", body, "DO NOT REPEAT", "The last session ended during step", `\"two\"`,
+		"files it changed: `one.txt`")
 	ctxs := contextsIn(resumed[0].Body)
 	if len(ctxs) < 2 {
 		t.Errorf("the first request after --continue holds %d tether contexts, want the stale one and the new one:\n%s", len(ctxs), body)
@@ -423,6 +424,11 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 		if n := e.validations("task", s); n != 1 {
 			t.Errorf("step %s validated %d times, want exactly 1", s, n)
 		}
+	}
+	// Each step's files are those its tool calls changed from its begin to
+	// its pass: not the settings file init wrote before the task began.
+	if got := e.get("hook", "task", "{.status.steps[*].filesTouched}"); got != `["one.txt"] ["two.txt"] ["three.txt"]` {
+		t.Errorf("the steps' files %s, want one.txt, two.txt, three.txt", got)
 	}
 
 	// Every hook answered exit 0 quickly; every event tether installs came.

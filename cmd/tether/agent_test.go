@@ -165,15 +165,15 @@ func TestAgentThreeStepTask(t *testing.T) {
 		step("docs", 0, "test", "-s", "CALC.md"),
 		step("changelog", 0, "grep", "-q", "Add", "CHANGELOG.md"))
 
-	e.write("calc_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"2+3\")\n\t}\n}\n")
 	out := e.ok("step", "begin", "calc", "--working-on", "writing the test")
+	e.write("calc_test.go", "package calc\n\nimport \"testing\"\n\nfunc TestAdd(t *testing.T) {\n\tif Add(2, 3) != 5 {\n\t\tt.Fatal(\"2+3\")\n\t}\n}\n")
 	if !strings.Contains(out, `hook.agents.tether.dev/calc step "add-test" (1/3) running, attempt 1`) || !strings.Contains(out, "next:") {
 		t.Errorf("step begin printed %q", out)
 	}
 	h := e.hook("calc")
 	wantState(t, h, v1.HookStepRunning, 0, 1)
-	if cs := h.Status.CurrentStep; cs.WorkingOn != "writing the test" || !slices.Equal(cs.FilesTouched, []string{"calc_test.go"}) {
-		t.Errorf("currentStep %+v: want workingOn and the file git status reports", cs)
+	if cs := h.Status.CurrentStep; cs.WorkingOn != "writing the test" || len(cs.FilesTouched) != 0 || cs.BaseTree == "" {
+		t.Errorf("currentStep %+v: want workingOn, a base tree and no file changed yet", cs)
 	}
 	if h.Status.LastHeartbeat == nil {
 		t.Error("step begin did not set lastHeartbeat")
@@ -184,6 +184,9 @@ func TestAgentThreeStepTask(t *testing.T) {
 	wantState(t, h, v1.HookStepPending, 1, 1)
 	if r := h.Status.Steps[0]; r.Phase != v1.StepPassed || len(r.Receipts) != 2 || r.Receipts[1].ExitCode != 0 || r.Receipts[1].Envelope == nil {
 		t.Fatalf("step 1 result %+v: want Passed with two signed receipts", r)
+	}
+	if got := h.Status.Steps[0].FilesTouched; !slices.Equal(got, []string{"calc_test.go"}) {
+		t.Errorf("step 1 changed %q, want [calc_test.go]", got)
 	}
 
 	e.write("CALC.md", "Add adds.\n")

@@ -260,28 +260,96 @@ func TestCheckpointTriggersEndToEnd(t *testing.T) {
 	}
 }
 
-// TestStepBeginDetectsFilesSinceTheLastCheckpoint: without --files, step
-// begin records the files changed since the Hook's last checkpoint (the one
-// the previous step's pass took), not the work earlier steps left
-// uncommitted; before any checkpoint, everything git status reports.
-func TestStepBeginDetectsFilesSinceTheLastCheckpoint(t *testing.T) {
+// TestStepFilesFromBeginToPass is issue 25's item 6: each step records
+// the files it changed from its first begin to its pass. A file dirty
+// before the task began (the settings file tether init writes) is not the
+// first step's; a file the step creates after its begin is; work a step
+// leaves uncommitted is not counted again by the next one (whose base is
+// the checkpoint the pass took), while work done between that pass and the
+// next begin is the next step's. A failed validation and a second begin
+// keep the step's base. The files reach describe and the recovery file.
+func TestStepFilesFromBeginToPass(t *testing.T) {
 	e := newAgentEnv(t)
 	h := &v1.Hook{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "files"},
-		Spec:       v1.HookSpec{Goal: "two steps", Workspace: e.workspace, Steps: []v1.Step{step("one", 0, "true"), step("two", 0, "true")}},
+		Spec: v1.HookSpec{Goal: "two steps", Workspace: e.workspace, Steps: []v1.Step{
+			step("one", 0, "true"), step("two", 0, "sh", "-c", "test -f two.txt || exec sleep 60"), step("three", 0, "true")}},
 	}
 	if err := e.client.Create(context.Background(), h); err != nil {
 		t.Fatal(err)
 	}
-	e.write("one.txt", "step one\n")
+	want := func(what string, got, want []string) {
+		t.Helper()
+		if !slices.Equal(got, want) && (len(got) != 0 || len(want) != 0) {
+			t.Fatalf("%s: %q, want %q", what, got, want)
+		}
+	}
+	e.write(".claude/settings.json", "{}\n")
 	e.ok("step", "begin", "files")
-	if got := e.hook("files").Status.CurrentStep.FilesTouched; !slices.Equal(got, []string{"one.txt"}) {
-		t.Fatalf("step one: files touched %q, want [one.txt]", got)
+	cs := e.hook("files").Status.CurrentStep
+	want("step one at begin", cs.FilesTouched, nil)
+	if cs.BaseTree == "" {
+		t.Fatal("step begin recorded no base tree")
+	}
+	e.write("one.txt", "step one\n")
+	e.write("README.md", "workspace, edited\n")
+	e.ok("step", "done", "files")
+	want("step one passed", e.hook("files").Status.Steps[0].FilesTouched, []string{"README.md", "one.txt"})
+
+	e.write("between.txt", "after step one passed\n")
+	e.ok("step", "begin", "files")
+	cs = e.hook("files").Status.CurrentStep
+	want("step two at begin", cs.FilesTouched, []string{"between.txt"})
+	base := cs.BaseTree
+	// The validation is interrupted (the agent's crash): the Hook recovers,
+	// and the begin that resumes it counts from the same base.
+	done := e.command("step", "done", "files")
+	if err := done.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for e.hook("files").Status.State != v1.HookStepValidating && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := done.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	_ = done.Wait()
+	if st := e.hook("files").Status.State; st != v1.HookRecovering {
+		t.Fatalf("after the interrupted validation the hook is %s, want recovering", st)
+	}
+	e.write("two.txt", "step two\n")
+	e.ok("step", "begin", "files", "--working-on", "resumed")
+	cs = e.hook("files").Status.CurrentStep
+	want("step two, resumed", cs.FilesTouched, []string{"between.txt", "two.txt"})
+	if cs.BaseTree != base {
+		t.Fatalf("the resuming begin moved the base from %s to %s", base, cs.BaseTree)
 	}
 	e.ok("step", "done", "files")
-	e.write("two.txt", "step two\n")
-	e.ok("step", "begin", "files")
-	if got := e.hook("files").Status.CurrentStep.FilesTouched; !slices.Equal(got, []string{"two.txt"}) {
-		t.Fatalf("step two: files touched %q, want [two.txt]: one.txt, left uncommitted by step one, was counted again", got)
+	want("step two passed", e.hook("files").Status.Steps[1].FilesTouched, []string{"between.txt", "two.txt"})
+
+	// Explicit --files are what the agent declares until the pass, where
+	// git's answer wins.
+	e.ok("step", "begin", "files", "--files", "declared.txt")
+	want("step three, --files", e.hook("files").Status.CurrentStep.FilesTouched, []string{"declared.txt"})
+	e.write("three.txt", "3\n")
+	e.ok("step", "done", "files")
+	want("step three passed", e.hook("files").Status.Steps[2].FilesTouched, []string{"three.txt"})
+
+	out := e.ok("describe", "hook", "files")
+	for _, line := range []string{"Files Changed By Passed Steps:", "1 one:", "README.md, one.txt", "2 two:", "between.txt, two.txt", "3 three:"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("describe lacks %q:\n%s", line, out)
+		}
+	}
+	if strings.Contains(out, "settings.json") {
+		t.Errorf("describe counts the file dirty before the task began:\n%s", out)
+	}
+	rec := e.ok("recover", "files")
+	for _, line := range []string{"- files it changed: `README.md`, `one.txt`\n", "- files it changed: `between.txt`, `two.txt`\n", "- files it changed: `three.txt`\n"} {
+		if !strings.Contains(rec, line) {
+			t.Errorf("the recovery file lacks %q:\n%s", line, rec)
+		}
 	}
 }

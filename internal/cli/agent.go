@@ -30,8 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/gitchanges"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/agent/stepfiles"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
@@ -45,7 +44,7 @@ const ActorEnv = config.ActorEnv
 const ActorDefault = "cli"
 
 // maxFilesTouched is status.currentStep.filesTouched's MaxItems.
-const maxFilesTouched = 256
+const maxFilesTouched = stepfiles.Max
 
 type verbKey struct{}
 
@@ -254,8 +253,11 @@ Without --files, the files are those git status reports in spec.workspace
 		explicit := cmd.Flags().Changed("files")
 		hook, err := transition(cmd.Context(), b, args[0], func(h *v1.Hook) (hookfsm.Input, error) {
 			in := hookfsm.Input{Event: hookfsm.Begin, WorkingOn: workingOn, Files: files}
-			if !explicit {
-				in.Files = v.detectFiles(cmd.Context(), h)
+			if c := v.stepChanges(cmd.Context(), h); c != nil {
+				in.BaseTree = c.Base
+				if !explicit {
+					in.Files = c.Files
+				}
 			}
 			return in, nil
 		})
@@ -267,30 +269,20 @@ Without --files, the files are those git status reports in spec.workspace
 	return cmd
 }
 
-// detectFiles is the files changed in hook's workspace since its last
-// checkpoint (which a passed step always takes), so that work left
-// uncommitted by earlier steps is not counted again; without a checkpoint,
-// every change git status reports. Detection is a convenience: when it
-// fails, step begin warns and records no files.
-func (v *hookVerb) detectFiles(ctx context.Context, hook *v1.Hook) []string {
+// stepChanges is the base of hook's current step and the files changed
+// since (stepfiles.Begin), or nil without a spec.workspace. Detection is a
+// convenience: when it fails, step begin warns and records no files.
+func (v *hookVerb) stepChanges(ctx context.Context, hook *v1.Hook) *stepfiles.Changes {
 	if hook.Spec.Workspace == "" {
 		return nil
 	}
-	var files []string
-	var err error
-	if lc := hook.Status.LastCheckpoint; lc != nil && lc.SnapshotCommit != "" {
-		files, err = snapshot.ChangedPaths(ctx, hook.Spec.Workspace, lc.SnapshotCommit)
-	}
-	if files == nil {
-		files, err = gitchanges.Changed(ctx, hook.Spec.Workspace)
-	}
+	c, err := stepfiles.Begin(ctx, hook)
 	if err != nil {
 		_, _ = fmt.Fprintf(v.errOut, "warning: detecting the files touched: %v\n", err)
 		return nil
 	}
-	if len(files) > maxFilesTouched {
-		_, _ = fmt.Fprintf(v.errOut, "warning: %d changed files; recording the first %d\n", len(files), maxFilesTouched)
-		files = files[:maxFilesTouched]
+	if c.Truncated {
+		_, _ = fmt.Fprintf(v.errOut, "warning: more than %d changed files; recording the first %d\n", stepfiles.Max, stepfiles.Max)
 	}
-	return files
+	return c
 }

@@ -282,6 +282,35 @@ func durationOr(d *metav1.Duration, def string) string {
 	return d.Duration.String()
 }
 
+// describeStepFiles lists the files each passed step changed, one step a
+// line, paths quoted when they hold a control character.
+func describeStepFiles(w describe.PrefixWriter, steps []tetherv1alpha1.Step, results map[string]*tetherv1alpha1.StepResult) {
+	var lines []string
+	for i, step := range steps {
+		r := results[step.Name]
+		if r == nil || r.Phase != tetherv1alpha1.StepPassed || len(r.FilesTouched) == 0 {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%d %s:\t%s\n", i+1, step.Name, strings.Join(quoteAll(r.FilesTouched), ", ")))
+	}
+	if len(lines) == 0 {
+		return
+	}
+	w.Write(describe.LEVEL_0, "Files Changed By Passed Steps:\n")
+	for _, l := range lines {
+		w.Write(describe.LEVEL_1, "%s", l)
+	}
+}
+
+// quoteAll is paths as quoteIfNeeded.
+func quoteAll(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = quoteIfNeeded(p)
+	}
+	return out
+}
+
 func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv1alpha1.Checkpoint, cfg *config.Config) {
 	s, st := &h.Spec, &h.Status
 	w.Write(describe.LEVEL_0, "Spec:\n")
@@ -303,7 +332,7 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 	if cs := st.CurrentStep; cs != nil {
 		w.Write(describe.LEVEL_1, "Current Step:\t%s (%d/%d, attempt %d)\n", cs.Name, cs.Index+1, len(s.Steps), cs.Attempt)
 		w.Write(describe.LEVEL_2, "Working On:\t%s\n", orNone(cs.WorkingOn))
-		w.Write(describe.LEVEL_2, "Files Touched:\t%s\n", orNone(strings.Join(cs.FilesTouched, ", ")))
+		w.Write(describe.LEVEL_2, "Files Touched:\t%s\n", orNone(strings.Join(quoteAll(cs.FilesTouched), ", ")))
 		w.Write(describe.LEVEL_2, "Started:\t%s\n", timePtr(cs.StartedAt))
 	} else {
 		w.Write(describe.LEVEL_1, "Current Step:\t<none>\n")
@@ -347,6 +376,7 @@ func describeHook(w describe.PrefixWriter, h *tetherv1alpha1.Hook, cps []tetherv
 			}
 			w.Write(describe.LEVEL_1, "%d\t%s\t%s\t%d\t%s\t%d\t%s\n", i+1, step.Name, phase, attempts, completed, receipts, orNone(strings.Join(cmds, "; ")))
 		}
+		describeStepFiles(w, s.Steps, results)
 	}
 	describeConditions(w, st.Conditions)
 	if len(st.History) == 0 {

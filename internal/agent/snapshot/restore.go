@@ -69,6 +69,32 @@ func resolveCommit(ctx context.Context, r *repo, commit string) (string, error) 
 	return trimNL(out), nil
 }
 
+// resolveTree checks that rev (an id or a ref) names a commit or a tree in
+// r, and returns the tree's id.
+func resolveTree(ctx context.Context, r *repo, rev string) (string, error) {
+	if rev == "" || strings.HasPrefix(rev, "-") {
+		return "", fmt.Errorf("snapshot %q: %w", rev, ErrCommitMissing)
+	}
+	out, err := git(ctx, r.top, "rev-parse", "-q", "--verify", rev+"^{tree}")
+	if err != nil {
+		return "", fmt.Errorf("%w: %s in %s", ErrCommitMissing, rev, r.top)
+	}
+	return trimNL(out), nil
+}
+
+// WorkspaceTree writes the tree of workspace's working tree as a snapshot
+// would hold it (ignored files and files over DefaultMaxFileSize left out)
+// and returns its id, for Changes to count from later. No ref holds it, so
+// git gc may prune it after gc.pruneExpire (two weeks by default); Changes
+// then fails with ErrCommitMissing.
+func WorkspaceTree(ctx context.Context, workspace string) (string, error) {
+	r, err := openRepo(ctx, workspace)
+	if err != nil {
+		return "", err
+	}
+	return currentTree(ctx, r)
+}
+
 // DiffOptions select Diff's output.
 type DiffOptions struct {
 	// Patch prints the patch (git diff -p) instead of the summary (--stat).
@@ -100,7 +126,7 @@ func Diff(ctx context.Context, workspace, commit string, w io.Writer, opts DiffO
 }
 
 // Changes lists the files of workspace whose content differs from the
-// snapshot commit: modified, added (untracked included, ignored left out)
+// snapshot commit (or a tree, such as WorkspaceTree's): modified, added (untracked included, ignored left out)
 // and deleted, sorted by path, at most limit (0: DefaultMaxChanged), and
 // whether there were more. It writes nothing, not even objects: contents
 // are hashed, not stored, so recover and agent hooks can call it freely.
@@ -112,7 +138,7 @@ func Changes(ctx context.Context, workspace, commit string, limit int) ([]File, 
 	if err != nil {
 		return nil, false, err
 	}
-	commit, err = resolveCommit(ctx, r, commit)
+	commit, err = resolveTree(ctx, r, commit)
 	if err != nil {
 		return nil, false, err
 	}
@@ -243,7 +269,7 @@ func sameType(a, b string) bool {
 }
 
 // ChangedPaths is the paths of Changes, for the recovery file's "files
-// changed since the last checkpoint".
+// changed since the last checkpoint" and the files a step changed.
 func ChangedPaths(ctx context.Context, workspace, commit string) ([]string, error) {
 	files, _, err := Changes(ctx, workspace, commit, 0)
 	if err != nil {

@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/stepfiles"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
@@ -149,7 +150,25 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if runErr != nil {
 		return interrupted(context.WithoutCancel(ctx), &opts, cs, runErr)
 	}
-	return conclude(ctx, &opts, cs, results, signer, step)
+	return conclude(ctx, &opts, cs, results, signer, step, stepFiles(ctx, out, hook, cs))
+}
+
+// stepFiles is the files the step changed since its base tree, for its
+// pass; nil (the files its begin recorded are kept) without a
+// spec.workspace, without a base, or when git cannot tell.
+func stepFiles(ctx context.Context, out io.Writer, hook *v1.Hook, cs v1.CurrentStep) []string {
+	if hook.Spec.Workspace == "" || cs.BaseTree == "" {
+		return nil
+	}
+	c, err := stepfiles.Since(ctx, hook.Spec.Workspace, cs.BaseTree)
+	if err != nil {
+		_, _ = fmt.Fprintf(out, "warning: the files step %q changed: %v; keeping those its begin recorded\n", cs.Name, err)
+		return nil
+	}
+	if c.Truncated {
+		_, _ = fmt.Fprintf(out, "warning: step %q changed more than %d files; recording the first %d\n", cs.Name, stepfiles.Max, stepfiles.Max)
+	}
+	return c.Files
 }
 
 func transition(ctx context.Context, opts *Options, build hookwrite.Build) (*v1.Hook, error) {
@@ -177,7 +196,7 @@ func Workspace(hook *v1.Hook) (string, error) {
 // conclude writes pass or fail_validation with the signed receipts, if the
 // hook is still validating the same attempt.
 func conclude(ctx context.Context, opts *Options, cs v1.CurrentStep,
-	results []validation.Result, signer receipts.ReceiptSigner, step v1.Step) (*Outcome, error) {
+	results []validation.Result, signer receipts.ReceiptSigner, step v1.Step, files []string) (*Outcome, error) {
 	passed := len(results) == len(step.Validate)
 	var failure string
 	for i := range results {
@@ -202,7 +221,11 @@ func conclude(ctx context.Context, opts *Options, cs v1.CurrentStep,
 		if err := receipts.SignRun(signer, h, cs.Name, step.Validate, signed); err != nil {
 			return hookfsm.Input{}, err
 		}
-		return hookfsm.Input{Event: event, Receipts: signed, Message: truncate(failure, maxMessage)}, nil
+		in := hookfsm.Input{Event: event, Receipts: signed, Message: truncate(failure, maxMessage)}
+		if passed {
+			in.Files = files
+		}
+		return in, nil
 	})
 	if err != nil {
 		return nil, err

@@ -43,8 +43,13 @@ type Input struct {
 	Crash *Crash
 	// WorkingOn is the agent's description of its work, recorded by Begin.
 	WorkingOn string
-	// Files are the workspace paths the step touches, recorded by Begin.
+	// Files are the workspace paths the step touches, recorded by Begin;
+	// for Pass, the files the step changed since its base tree (nil keeps
+	// those recorded at its last begin).
 	Files []string
+	// BaseTree is the git tree the step's changes are counted from; Begin
+	// records it on the step's first begin and keeps the first one after.
+	BaseTree string
 	// Receipts are the receipts of the validation run that Pass or
 	// FailValidation concludes; they replace the step's receipts.
 	Receipts []v1.Receipt
@@ -244,6 +249,9 @@ func (m *machine) begin() {
 	cs := m.st.CurrentStep
 	cs.WorkingOn = m.in.WorkingOn
 	cs.FilesTouched = append([]string(nil), m.in.Files...)
+	if cs.BaseTree == "" {
+		cs.BaseTree = m.in.BaseTree
+	}
 	cs.StartedAt = m.now()
 	r := m.result()
 	r.Phase = v1.StepRunning
@@ -260,6 +268,9 @@ func (m *machine) noteWork() {
 	}
 	if m.in.Files != nil {
 		cs.FilesTouched = append([]string(nil), m.in.Files...)
+	}
+	if cs.BaseTree == "" {
+		cs.BaseTree = m.in.BaseTree
 	}
 }
 
@@ -285,7 +296,11 @@ func (m *machine) pass() {
 	r.Phase = v1.StepPassed
 	r.CompletedAt = m.now()
 	r.Receipts = append([]v1.Receipt(nil), m.in.Receipts...)
-	r.FilesTouched = append([]string(nil), cs.FilesTouched...)
+	files := cs.FilesTouched
+	if m.in.Files != nil {
+		files = m.in.Files
+	}
+	r.FilesTouched = append([]string(nil), files...)
 	if next := cs.Index + 1; int(next) < len(m.hook.Spec.Steps) {
 		m.st.CurrentStep = &v1.CurrentStep{Index: next, Name: m.hook.Spec.Steps[next].Name, Attempt: 1}
 		m.record(Pass, v1.HookStepPending, "")

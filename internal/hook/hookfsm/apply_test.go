@@ -216,32 +216,56 @@ func TestEveryStateEventPair(t *testing.T) {
 	}
 }
 
-// TestPassKeepsTheFilesTouched checks that a passed step keeps the files
-// its attempt recorded, for the recovery file's overlap warning.
+// TestPassKeepsTheFilesTouched checks what a passed step keeps of its
+// files: those the pass detected since the step's base tree, else those its
+// last begin recorded; and that the first begin's base tree survives a
+// failed validation, a crash and a resume, and is not carried to the next
+// step.
 func TestPassKeepsTheFilesTouched(t *testing.T) {
+	const base, later = "1111111111111111111111111111111111111111", "2222222222222222222222222222222222222222"
+	with := func(e hookfsm.Event, files []string, tree string) func(h *v1.Hook) hookfsm.Input {
+		return func(h *v1.Hook) hookfsm.Input {
+			in := input(e, len(h.Status.History))
+			in.Files, in.BaseTree = files, tree
+			return in
+		}
+	}
 	cases := []struct {
-		name  string
-		files []string
+		name      string
+		inputs    []func(h *v1.Hook) hookfsm.Input
+		wantBase  string
+		wantFiles []string
 	}{
-		{"files recorded", []string{"a.go", "dir/b.go"}},
-		{"no files", nil},
+		{"files recorded at begin", []func(*v1.Hook) hookfsm.Input{with(beg, []string{"a.go", "dir/b.go"}, base), with(val, nil, ""), with(pass, nil, "")},
+			base, []string{"a.go", "dir/b.go"}},
+		{"no files", []func(*v1.Hook) hookfsm.Input{with(beg, nil, ""), with(val, nil, ""), with(pass, nil, "")}, "", nil},
+		{"the pass's files replace the begin's", []func(*v1.Hook) hookfsm.Input{with(beg, []string{"settings.json"}, base), with(val, nil, ""), with(pass, []string{"new.go"}, "")},
+			base, []string{"new.go"}},
+		{"a pass that detected nothing changed", []func(*v1.Hook) hookfsm.Input{with(beg, []string{"a.go"}, base), with(val, nil, ""), with(pass, []string{}, "")},
+			base, []string{}},
+		{"the first base survives a failed validation and a crash", []func(*v1.Hook) hookfsm.Input{
+			with(beg, nil, base), with(val, nil, ""), with(fv, nil, ""), with(intr, nil, ""), with(beg, []string{"a.go"}, later), with(val, nil, ""), with(pass, nil, "")},
+			base, []string{"a.go"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			hook := drive(t, newHook(), ini)
-			in := input(beg, 1)
-			in.Files = tc.files
-			st, err := hookfsm.Apply(hook, in)
-			if err != nil {
-				t.Fatal(err)
+			for _, in := range tc.inputs {
+				if in(hook).Event == pass && hook.Status.CurrentStep.BaseTree != tc.wantBase {
+					t.Errorf("before the pass, baseTree = %q, want %q", hook.Status.CurrentStep.BaseTree, tc.wantBase)
+				}
+				st, err := hookfsm.Apply(hook, in(hook))
+				if err != nil {
+					t.Fatalf("%s: %v", in(hook).Event, err)
+				}
+				hook = hook.DeepCopy()
+				hook.Status = *st
 			}
-			hook.Status = *st
-			hook = drive(t, hook, val, pass)
-			if got := hook.Status.Steps[0].FilesTouched; !reflect.DeepEqual(got, tc.files) {
-				t.Errorf("passed step's filesTouched = %q, want %q", got, tc.files)
+			if got := hook.Status.Steps[0].FilesTouched; !reflect.DeepEqual(got, tc.wantFiles) && (len(got) != 0 || len(tc.wantFiles) != 0) {
+				t.Errorf("passed step's filesTouched = %q, want %q", got, tc.wantFiles)
 			}
-			if hook.Status.CurrentStep.Index != 1 || len(hook.Status.CurrentStep.FilesTouched) != 0 {
-				t.Errorf("the next step starts with %+v", hook.Status.CurrentStep)
+			if cs := hook.Status.CurrentStep; cs.Index != 1 || len(cs.FilesTouched) != 0 || cs.BaseTree != "" {
+				t.Errorf("the next step starts with %+v", cs)
 			}
 		})
 	}

@@ -189,7 +189,7 @@ func (r *renderer) lastCheckpoint() {
 	case len(files) > 0:
 		r.printf("**Warning:** these files changed since the last checkpoint; check them before going on:\n\n")
 		for _, f := range files {
-			r.printf("- `%s`\n", f)
+			r.printf("- %s\n", codePath(f))
 		}
 		r.printf("\n")
 	case live:
@@ -218,7 +218,7 @@ func (r *renderer) overlap(files []string) {
 		var hit []string
 		for _, f := range res.FilesTouched {
 			if changed[f] {
-				hit = append(hit, "`"+f+"`"+r.lostNote(f))
+				hit = append(hit, codePath(f)+r.lostNote(f))
 			}
 		}
 		if len(hit) > 0 {

@@ -46,7 +46,7 @@ func (l *LostWork) Action() string {
 	other := 0
 	for _, c := range l.Changes {
 		if c.Lost {
-			fmt.Fprintf(&b, "- `%s`: %s; the checkpoint can bring it back\n", c.Path, c.How)
+			fmt.Fprintf(&b, "- %s: %s; the checkpoint can bring it back\n", codePath(c.Path), c.How)
 		} else {
 			other++
 		}
@@ -68,7 +68,7 @@ func (l *LostWork) Action() string {
 		fmt.Fprintf(&b, "It restores only the lost paths and keeps your %d other local change(s), which are newer work:\n\n", other)
 		for _, c := range l.Changes {
 			if !c.Lost {
-				fmt.Fprintf(&b, "- `%s`: %s\n", c.Path, c.How)
+				fmt.Fprintf(&b, "- %s: %s\n", codePath(c.Path), c.How)
 			}
 		}
 		b.WriteString("\n")

@@ -24,8 +24,10 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -284,6 +286,9 @@ func (r *renderer) doNotRepeat() {
 			r.printf(" at %s", stamp(*res.CompletedAt))
 		}
 		r.printf(" (attempt %d)\n\n", res.Attempts)
+		if len(res.FilesTouched) > 0 {
+			r.printf("- files it changed: %s\n", codeList(res.FilesTouched))
+		}
 		if i < len(r.evidence.Steps) {
 			ev := &r.evidence.Steps[i]
 			r.printf("- evidence: %s\n", oneLine(ev.Describe()))
@@ -345,7 +350,7 @@ func (r *renderer) workingOn() {
 	if len(cs.FilesTouched) > 0 {
 		r.printf("Files touched:\n\n")
 		for _, f := range cs.FilesTouched {
-			r.printf("- `%s`\n", f)
+			r.printf("- %s\n", codePath(f))
 		}
 		r.printf("\n")
 	}
@@ -448,6 +453,26 @@ func argv(cmd []string) string {
 		parts[i] = strings.ReplaceAll(a, "`", "'")
 	}
 	return strings.Join(parts, " ")
+}
+
+// codePath renders a workspace path as inline code; a path holding a
+// control character (a newline could forge a heading) or a backquote is
+// Go-quoted.
+func codePath(p string) string {
+	if strings.ContainsRune(p, '`') || strings.IndexFunc(p, unicode.IsControl) >= 0 {
+		p = strconv.Quote(p)
+		return "`` " + p + " ``"
+	}
+	return "`" + p + "`"
+}
+
+// codeList is paths as codePath, comma-separated.
+func codeList(paths []string) string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = codePath(p)
+	}
+	return strings.Join(out, ", ")
 }
 
 // oneLine keeps free text on one line, so it cannot forge a heading.
