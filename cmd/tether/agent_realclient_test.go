@@ -149,6 +149,25 @@ func newRCEnv(t *testing.T) *rcEnv {
 	return e
 }
 
+// initClaude runs tether init --agent claude and points the hooks it
+// installed at the wrapper, which records each input the client sends (the
+// installer writes the binary's resolved path, the wrapper's target). It
+// returns the settings file as init wrote it.
+func (e *rcEnv) initClaude() []byte {
+	e.t.Helper()
+	e.tetherWrapped("init", "--agent", "claude")
+	settings := filepath.Join(e.ws, ".claude", "settings.json")
+	data, err := os.ReadFile(settings)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if !bytes.Contains(data, []byte(tetherBin+" agent hook")) {
+		e.t.Fatalf("tether init --agent claude wrote no hook command for %s:\n%s", tetherBin, data)
+	}
+	e.write(settings, strings.ReplaceAll(string(data), tetherBin+" agent hook", e.wrapper+" agent hook"))
+	return data
+}
+
 // tetherWrapped runs the wrapper, so that the settings tether writes name it.
 func (e *rcEnv) tetherWrapped(args ...string) string {
 	e.t.Helper()
@@ -272,17 +291,7 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 	if _, err := os.Stat(settings); err == nil {
 		t.Fatal("settings before init")
 	}
-	e.tetherWrapped("init", "--agent", "claude")
-	// The hooks run the wrapper, which records each input the client sends
-	// (the installer writes the binary's resolved path, the wrapper's target).
-	data, err := os.ReadFile(settings)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(data, []byte(tetherBin+" agent hook")) {
-		t.Fatalf("tether init --agent claude wrote no hook command for %s:\n%s", tetherBin, data)
-	}
-	e.write(settings, strings.ReplaceAll(string(data), tetherBin+" agent hook", e.wrapper+" agent hook"))
+	data := e.initClaude()
 	e.addVersionHooks(settings)
 	e.write(".git/info/exclude", ".tether/\n")
 	e.startRun()
@@ -458,6 +467,83 @@ func TestRealClaudeCodeAcceptance(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(e.ws, ".claude")); !os.IsNotExist(err) {
 		left, _ := os.ReadDir(filepath.Join(e.ws, ".claude"))
 		t.Errorf("after uninstall .claude is still there (%v, holding %v): install created it", err, left)
+	}
+}
+
+// TestRealClaudeCodeStopCaps is issue 25's item 7 through the real client,
+// which has no cap of its own on Stop blocks: with agentLoop.maxConsecutive
+// 2 and maxPerHook 3, an agent that makes progress in every turn is
+// continued twice in its first turn and then let go (the session's cap);
+// a new turn starts the consecutive count again, and the Hook's third
+// continuation is its last (the Hook's cap). Each cap is the AgentLoop
+// condition's reason, and the model is asked nothing after it.
+func TestRealClaudeCodeStopCaps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives the real Claude Code CLI")
+	}
+	e := newRCEnv(t)
+	for _, kv := range e.env {
+		if home, ok := strings.CutPrefix(kv, "TETHER_HOME="); ok {
+			e.write(filepath.Join(home, "config.yaml"), "agentLoop:\n  maxConsecutive: 2\n  maxPerHook: 3\n")
+		}
+	}
+	e.initClaude()
+	e.write(".git/info/exclude", ".tether/\n")
+	e.startRun()
+	e.apply(e.hookYAML("task", "", 3))
+	e.waitFor(60*time.Second, "the Hook to be initialised", func() bool {
+		return e.get("hook", "task", "{.status.state}") == string(v1.HookStepPending)
+	})
+	e.ok("agent", "bind", "task")
+	blocks := func(since int) int {
+		n := 0
+		for _, c := range e.captured()[since:] {
+			if c.raw["hook_event_name"] == "Stop" && bytes.Contains(c.out, []byte(`"decision":"block"`)) {
+				n++
+			}
+		}
+		return n
+	}
+	loop := func() string {
+		return e.get("hook", "task", `{.status.conditions[?(@.type=="AgentLoop")].status}/{.status.conditions[?(@.type=="AgentLoop")].reason}`)
+	}
+
+	// Turn 1: progress after each continuation; the third Stop meets the
+	// session's cap.
+	e.model.Push(
+		fakemodel.Bash("tether step begin task"),
+		fakemodel.Say("began step one"),
+		fakemodel.Bash("echo 'one done' > one.txt && tether step done task"),
+		fakemodel.Say("step one passed"),
+		fakemodel.Bash("tether step begin task"),
+		fakemodel.Say("began step two"),
+	)
+	e.claudeRun("-p", "work on the task")
+	if n, left := blocks(0), e.model.Pending(); n != 2 || left != 0 {
+		t.Errorf("turn 1: %d Stop blocks and %d scripted answers left, want 2 and 0", n, left)
+	}
+	if got := loop(); got != "False/SessionContinuationCap" {
+		t.Errorf("AgentLoop %s after turn 1, want False/SessionContinuationCap", got)
+	}
+
+	// Turn 2: a person spoke, so the consecutive count starts again; the
+	// Hook's third continuation is its last.
+	since := len(e.captured())
+	e.model.Push(
+		fakemodel.Bash("echo 'two done' > two.txt && tether step done task"),
+		fakemodel.Say("step two passed"),
+		fakemodel.Bash("tether step begin task"),
+		fakemodel.Say("began step three"),
+	)
+	e.claudeRun("--continue", "-p", "go on")
+	if n, left := blocks(since), e.model.Pending(); n != 1 || left != 0 {
+		t.Errorf("turn 2: %d Stop blocks and %d scripted answers left, want 1 and 0", n, left)
+	}
+	if got := loop(); got != "False/HookContinuationCap" {
+		t.Errorf("AgentLoop %s after turn 2, want False/HookContinuationCap", got)
+	}
+	if got := e.get("hook", "task", "{.status.state} {.status.currentStep.name}"); got != "step_running three" {
+		t.Errorf("the Hook is %q, want step_running three", got)
 	}
 }
 

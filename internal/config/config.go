@@ -76,9 +76,9 @@ const (
 	// every duration of a spec (see docs/api.md).
 	MaxDuration = 8760 * time.Hour
 	// DefaultAgentMaxConsecutive is agentLoop.maxConsecutive: how many Stop
-	// continuations in a row one agent session gets. Claude Code ends a turn
-	// itself after 8 consecutive blocks without telling the hook; 6 keeps
-	// tether's cap first, so the end is recorded with tether's reason.
+	// continuations in a row one agent session gets. The client has no cap
+	// of its own on Stop blocks: this one, the per-Hook cap and the
+	// no-progress rule bound the loop.
 	DefaultAgentMaxConsecutive = 6
 	// DefaultAgentMaxPerHook is agentLoop.maxPerHook: how many Stop
 	// continuations one Hook gets over its life, across sessions.

@@ -21,9 +21,9 @@ import "fmt"
 // Default caps of the Stop continuation loop.
 const (
 	// DefaultMaxConsecutive is how many continuations in a row one session
-	// gets before tether lets it stop. Claude Code itself ends a turn after 8
-	// consecutive Stop blocks without telling the hook; 6 keeps tether's cap
-	// first, so the loop's end is recorded with tether's reason.
+	// gets before tether lets it stop. The client has no cap of its own
+	// (Claude Code 2.1.x delivered 30 Stop blocks in one turn), so tether's
+	// caps and the no-progress rule are what bound the loop.
 	DefaultMaxConsecutive = 6
 	// DefaultMaxPerHook is how many continuations one Hook gets over its
 	// whole life, across sessions and crashes: room for tens of steps with
