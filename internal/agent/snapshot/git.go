@@ -71,7 +71,10 @@ func (e *GitError) Unwrap() error { return e.Err }
 // baseEnv is the environment of every git command: the process
 // environment without any GIT_* variable (a git hook that calls tether
 // exports GIT_DIR and GIT_INDEX_FILE, which must not leak into the
-// snapshot), without the system configuration, and with a fixed identity.
+// snapshot), without the system configuration, with a fixed identity, and
+// with core.fsmonitor off: the workspace's configuration is untrusted
+// input, and a capture must not run a command it names (git runs the
+// fsmonitor hook on every scan of the working tree).
 func baseEnv() []string {
 	env := make([]string, 0, len(os.Environ())+8)
 	for _, kv := range os.Environ() {
@@ -85,6 +88,7 @@ func baseEnv() []string {
 		"GIT_TERMINAL_PROMPT=0",
 		"GIT_AUTHOR_NAME="+IdentityName, "GIT_AUTHOR_EMAIL="+IdentityEmail,
 		"GIT_COMMITTER_NAME="+IdentityName, "GIT_COMMITTER_EMAIL="+IdentityEmail,
+		"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=core.fsmonitor", "GIT_CONFIG_VALUE_0=false",
 	)
 }
 

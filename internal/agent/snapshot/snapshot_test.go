@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -89,6 +90,47 @@ func TestCaptureLeavesUserStateUntouched(t *testing.T) {
 	}
 	if wantChanged := []string{"M lib/code.go", "A new.txt", "M tracked.txt"}; !slices.Equal(changed, wantChanged) {
 		t.Errorf("changed = %q, want %q", changed, wantChanged)
+	}
+}
+
+// TestNoWorkspaceCommandRuns: the workspace's core.fsmonitor names a
+// command (its configuration is untrusted input); no capture, diff,
+// change list or restore runs it, while plain git status does (so the
+// check can fail).
+func TestNoWorkspaceCommandRuns(t *testing.T) {
+	ctx := context.Background()
+	dir := newRepo(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	script := filepath.Join(t.TempDir(), "fsmonitor.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho \"$@\" >> "+marker+"\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, dir, "config", "core.fsmonitor", script)
+	write(t, dir, "tracked.txt", "changed\n")
+	write(t, dir, "new.txt", "new\n")
+	res, err := snapshot.Capture(ctx, dir, opts(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := snapshot.Changes(ctx, dir, res.Commit, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snapshot.WorkspaceTree(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := snapshot.Diff(ctx, dir, res.Commit, io.Discard, snapshot.DiffOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	write(t, dir, "new.txt", "lost\n")
+	if _, err := snapshot.Restore(ctx, dir, res.Commit, snapshot.RestoreOptions{Paths: []string{"new.txt"}, Force: true}); err != nil {
+		t.Fatal(err)
+	}
+	if data, err := os.ReadFile(marker); err == nil {
+		t.Fatalf("tether ran the workspace's core.fsmonitor command: %s", data)
+	}
+	gitT(t, dir, "status", "--short")
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatalf("git status did not run core.fsmonitor either (%v): the test proves nothing", err)
 	}
 }
 
