@@ -164,7 +164,12 @@ func explainHookErr(name string, err error) error {
 // simpleVerb builds a verb that applies one event to HOOK.
 func simpleVerb(g *GlobalOptions, use, short, long string, event hookfsm.Event, reason string) *cobra.Command {
 	var message string
-	cmd := &cobra.Command{Use: use + " HOOK", Short: short, Long: long, Args: exactHook}
+	// The agent's own verbs may leave the Hook to the working directory's
+	// binding; the terminal ones must name it.
+	cmd := &cobra.Command{Use: use + " [HOOK]", Short: short, Long: long + hookArgNote, Args: optionalHook}
+	if event == hookfsm.Abandon || event == hookfsm.Fail {
+		cmd.Use, cmd.Long, cmd.Args = use+" HOOK", long, exactHook
+	}
 	v := newHookVerb(g, cmd)
 	if reason != "" {
 		cmd.Flags().StringVar(&message, "reason", "", reason)
@@ -181,7 +186,11 @@ func simpleVerb(g *GlobalOptions, use, short, long string, event hookfsm.Event, 
 			return err
 		}
 		defer func() { _ = b.Close() }()
-		hook, err := transition(cmd.Context(), b, args[0], func(*v1.Hook) (hookfsm.Input, error) {
+		key, err := resolveHook(cmd.Context(), cmd, b, args, v.errOut)
+		if err != nil {
+			return err
+		}
+		hook, err := transition(cmd.Context(), b, key.Name, func(*v1.Hook) (hookfsm.Input, error) {
 			return hookfsm.Input{Event: event, Message: message}, nil
 		})
 		if err != nil {
@@ -224,14 +233,14 @@ func newStepBeginCommand(g *GlobalOptions) *cobra.Command {
 	var workingOn string
 	var files []string
 	cmd := &cobra.Command{
-		Use:   "begin HOOK",
+		Use:   "begin [HOOK]",
 		Short: "Begin the current step of a hook",
 		Long: `Begin the hook's current step: record what is being worked on and the files
 touched, and move the hook to step_running.
 
 Without --files, the files are those git status reports in spec.workspace
-(modified, staged, deleted, renamed and untracked files).`,
-		Args: exactHook,
+(modified, staged, deleted, renamed and untracked files).` + hookArgNote,
+		Args: optionalHook,
 	}
 	v := newHookVerb(g, cmd)
 	cmd.Flags().StringVar(&workingOn, "working-on", "", "a short description of what the agent is doing")
@@ -251,7 +260,11 @@ Without --files, the files are those git status reports in spec.workspace
 		}
 		defer func() { _ = b.Close() }()
 		explicit := cmd.Flags().Changed("files")
-		hook, err := transition(cmd.Context(), b, args[0], func(h *v1.Hook) (hookfsm.Input, error) {
+		key, err := resolveHook(cmd.Context(), cmd, b, args, v.errOut)
+		if err != nil {
+			return err
+		}
+		hook, err := transition(cmd.Context(), b, key.Name, func(h *v1.Hook) (hookfsm.Input, error) {
 			in := hookfsm.Input{Event: hookfsm.Begin, WorkingOn: workingOn, Files: files}
 			if c := v.stepChanges(cmd.Context(), h); c != nil {
 				in.BaseTree = c.Base

@@ -30,7 +30,7 @@ import (
 
 func newRecoverCommand(g *GlobalOptions) *cobra.Command {
 	return &cobra.Command{
-		Use:   "recover HOOK",
+		Use:   "recover [HOOK]",
 		Short: "Print a Hook's recovery file: where the task stands and the one thing to do next",
 		Long: `Print the recovery file of a Hook: its state, step and attempt, the one
 next action, the last checkpoint and the files changed since it (from git
@@ -40,8 +40,8 @@ history.
 
 It is rendered from the Hook object, so it works whether or not tether run
 is running, and prints the same text as the file tether run keeps up to date,
-except that it finds the files changed since the last checkpoint with git.`,
-		Args: cobra.ExactArgs(1),
+except that it finds the files changed since the last checkpoint with git.` + hookArgNote,
+		Args: optionalHook,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForReading()
 			b, err := g.ReadBackend(cmd.Context())
@@ -49,7 +49,11 @@ except that it finds the files changed since the last checkpoint with git.`,
 				return err
 			}
 			defer func() { _ = b.Close() }()
-			text, err := recoveryText(cmd.Context(), g, b, client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, cmd.ErrOrStderr())
+			key, err := resolveHook(cmd.Context(), cmd, b, args, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			text, err := recoveryText(cmd.Context(), g, b, key, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}

@@ -31,7 +31,7 @@ import (
 
 func newStepDoneCommand(g *GlobalOptions) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "done HOOK",
+		Use:   "done [HOOK]",
 		Short: "Run the current step's validations, sign their receipts and advance the hook",
 		Long: `Finish the hook's current step: move it to step_validating, run each of the
 step's validate commands in spec.workspace (stopping at the first failure),
@@ -43,8 +43,8 @@ spec.maxAttempts attempts, and exits 1.
 The hook's heartbeat is refreshed while the validations run. SIGINT or
 SIGTERM kills the running command's process group and moves the hook to
 recovering (validation_interrupted); the interrupted run does not count as
-an attempt.`,
-		Args: exactHook,
+an attempt.` + hookArgNote,
+		Args: optionalHook,
 	}
 	v := newHookVerb(g, cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -53,7 +53,11 @@ an attempt.`,
 			return err
 		}
 		defer func() { _ = b.Close() }()
-		return v.stepDone(cmd.Context(), b, args[0])
+		key, err := resolveHook(cmd.Context(), cmd, b, args, cmd.ErrOrStderr())
+		if err != nil {
+			return err
+		}
+		return v.stepDone(cmd.Context(), b, key.Name)
 	}
 	return cmd
 }
