@@ -21,7 +21,7 @@ import (
 )
 
 // CheckpointTrigger tells what caused a Checkpoint to be taken.
-// +kubebuilder:validation:Enum=git_commit;git_push;pr_created;validation_pass;step_complete;interval;manual;pre_compact
+// +kubebuilder:validation:Enum=git_commit;git_push;pr_created;validation_pass;step_complete;interval;manual;pre_compact;pre_restore
 type CheckpointTrigger string
 
 // The checkpoint triggers.
@@ -42,6 +42,10 @@ const (
 	TriggerManual CheckpointTrigger = "manual"
 	// TriggerPreCompact is a checkpoint taken before the agent's context is compacted.
 	TriggerPreCompact CheckpointTrigger = "pre_compact"
+	// TriggerPreRestore is a checkpoint of the workspace as it was, taken
+	// by `tether checkpoint restore --force` before it overwrites anything,
+	// so that the restore can be undone.
+	TriggerPreRestore CheckpointTrigger = "pre_restore"
 )
 
 // CaptureDurationAnnotation records on a Checkpoint how long the process

@@ -353,3 +353,84 @@ func TestStepFilesFromBeginToPass(t *testing.T) {
 		}
 	}
 }
+
+var undoRE = regexp.MustCompile(`(?m)^to undo the restore: (tether checkpoint restore (\S+) --force(?: -- (.+))?)$`)
+
+// TestForcedRestoreCanBeUndone: restore --force in place first takes a
+// pre_restore checkpoint of the workspace as it is and prints the command
+// that undoes the restore, which brings every overwritten change back;
+// with paths, the undo names the same paths. When that checkpoint cannot be
+// taken, nothing is restored.
+func TestForcedRestoreCanBeUndone(t *testing.T) {
+	e := newAgentEnv(t)
+	e.createHook("cp", 0, 0, step("one", 0, "true"))
+	e.write("a.txt", "saved\n")
+	e.write("b.txt", "saved b\n")
+	saved := e.checkpointed("checkpoint", "cp", "-m", "saved")
+	e.write("a.txt", "local work\n")
+	e.write("b.txt", "local b\n")
+
+	for _, tc := range []struct {
+		name  string
+		paths []string
+		want  map[string]string // after the restore
+	}{
+		{"whole", nil, map[string]string{"a.txt": "saved\n", "b.txt": "saved b\n"}},
+		{"paths", []string{"a.txt"}, map[string]string{"a.txt": "saved\n", "b.txt": "local b\n"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"checkpoint", "restore", saved.Name, "--force"}
+			if tc.paths != nil {
+				args = append(append(args, "--"), tc.paths...)
+			}
+			out := e.ok(args...)
+			m := undoRE.FindStringSubmatch(out)
+			if m == nil || !strings.Contains(out, "(pre_restore, snapshot ") {
+				t.Fatalf("restore --force printed %q: want the pre_restore checkpoint and the undo command", out)
+			}
+			if got := strings.Fields(m[3]); !slices.Equal(got, tc.paths) && len(tc.paths) > 0 {
+				t.Errorf("undo names paths %q, want %q", got, tc.paths)
+			}
+			pre := &v1.Checkpoint{}
+			if err := e.client.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: m[2]}, pre); err != nil {
+				t.Fatal(err)
+			}
+			if pre.Spec.Trigger != v1.TriggerPreRestore || pre.Spec.HookName != "cp" {
+				t.Errorf("the checkpoint before the restore: trigger %s hook %s", pre.Spec.Trigger, pre.Spec.HookName)
+			}
+			for name, want := range tc.want {
+				if got := e.read(name); got != want {
+					t.Errorf("after the restore %s = %q, want %q", name, got, want)
+				}
+			}
+			e.ok(strings.Fields(m[1])[1:]...)
+			for name, want := range map[string]string{"a.txt": "local work\n", "b.txt": "local b\n"} {
+				if got := e.read(name); got != want {
+					t.Errorf("after the undo %s = %q, want %q", name, got, want)
+				}
+			}
+		})
+	}
+
+	// A pre_restore checkpoint that cannot be taken (its ref cannot be
+	// written: a file stands where the Hook's ref directory goes) refuses
+	// the restore, which changes nothing.
+	e.git("pack-refs", "--all", "--prune")
+	refs := filepath.Join(e.workspace, ".git", "refs", "tether", "checkpoints", "default")
+	if err := os.RemoveAll(refs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(refs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(refs, "cp"), []byte("not a directory\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := e.tether("checkpoint", "restore", saved.Name, "--force")
+	if code == 0 || !strings.Contains(stderr, "pre_restore checkpoint") || !strings.Contains(stderr, "nothing was restored") {
+		t.Errorf("restore --force without its checkpoint: exit %d, %q", code, stderr)
+	}
+	if got := e.read("a.txt"); got != "local work\n" {
+		t.Errorf("a refused restore changed a.txt to %q", got)
+	}
+}

@@ -124,7 +124,7 @@ func takeCheckpoint(ctx context.Context, b *Backend, name string, req checkpoint
 	if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, hook); err != nil {
 		return nil, explainHookErr(name, err)
 	}
-	if hook.Spec.Workspace == "" {
+	if hook.Spec.Workspace == "" && req.Workspace == "" {
 		wd, err := os.Getwd()
 		if err != nil {
 			return nil, err
@@ -334,11 +334,20 @@ unless --force.`,
 			}
 		}
 		o.Paths = args[1:]
+		out := cmd.OutOrStdout()
+		var undo string
+		if o.Force && o.To == "" && o.Branch == "" {
+			if undo, err = checkpointBeforeRestore(ctx, b, cp, ws, o.Paths, out); err != nil {
+				return err
+			}
+		}
 		res, err := snapshot.Restore(ctx, ws, cp.Spec.Git.SnapshotCommit, o)
 		if err != nil {
 			return err
 		}
-		out := cmd.OutOrStdout()
+		if undo != "" {
+			defer func() { _, _ = fmt.Fprintf(out, "to undo the restore: %s\n", undo) }()
+		}
 		if o.Branch != "" {
 			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: branch %s created at %s\n", v1.GroupVersion.Group, cp.Name, res.Where, res.Commit)
 		} else {
@@ -347,6 +356,30 @@ unless --force.`,
 		return err
 	}
 	return cmd
+}
+
+// checkpointBeforeRestore takes a pre_restore checkpoint of cp's Hook: the
+// workspace as it is, before a forced in-place restore overwrites it. A
+// restore must never lose work, so a failure refuses the restore. It
+// returns the command that undoes the restore.
+func checkpointBeforeRestore(ctx context.Context, b *Backend, cp *v1.Checkpoint, ws string, paths []string, out io.Writer) (string, error) {
+	o, err := takeCheckpoint(ctx, b, cp.Spec.HookName, checkpoint.Request{
+		Trigger:     v1.TriggerPreRestore,
+		Description: fmt.Sprintf("the workspace before tether checkpoint restore %s --force", cp.Name),
+		Workspace:   ws,
+	})
+	if err != nil {
+		return "", fmt.Errorf("restore --force overwrites local changes, so it first takes a pre_restore checkpoint of the workspace, which failed (nothing was restored): %w", err)
+	}
+	_, _ = fmt.Fprintf(out, "checkpoint.%s/%s created (pre_restore, snapshot %s): the workspace as it was\n", v1.GroupVersion.Group, o.Checkpoint.Name, o.Checkpoint.Spec.Git.SnapshotShort)
+	undo := "tether checkpoint restore " + o.Checkpoint.Name + " --force"
+	if b.Namespace != "default" {
+		undo += " -n " + b.Namespace
+	}
+	if len(paths) > 0 {
+		undo += " -- " + strings.Join(quoteAll(paths), " ")
+	}
+	return undo, nil
 }
 
 func getCheckpoint(ctx context.Context, b *Backend, name string) (*v1.Checkpoint, error) {

@@ -148,7 +148,7 @@ const (
 // checkpointTriggers are the triggers the Checkpoint schema allows.
 var checkpointTriggers = []v1.CheckpointTrigger{
 	v1.TriggerGitCommit, v1.TriggerGitPush, v1.TriggerPRCreated, v1.TriggerValidationPass,
-	v1.TriggerStepComplete, v1.TriggerInterval, v1.TriggerManual, v1.TriggerPreCompact,
+	v1.TriggerStepComplete, v1.TriggerInterval, v1.TriggerManual, v1.TriggerPreCompact, v1.TriggerPreRestore,
 }
 
 // knownEvents are the history events hookfsm records.
