@@ -341,7 +341,10 @@ type RestoreResult struct {
 // working tree, leaving HEAD, the branch and the index as they are, so the
 // restored work shows as uncommitted changes; files absent from the
 // snapshot are left alone. It refuses when the working tree has
-// uncommitted changes (ErrUncommittedChanges) unless Force.
+// uncommitted changes (ErrUncommittedChanges) unless Force, and when a file
+// it would overwrite holds content that neither the snapshot nor HEAD
+// holds although git status does not show it (ignored since, or marked
+// assume-unchanged or skip-worktree).
 //
 // With To it writes the snapshot's files into that directory; with Branch
 // it creates a branch at the snapshot commit (whose parent is the HEAD it
@@ -433,6 +436,19 @@ func Restore(ctx context.Context, workspace, commit string, opts RestoreOptions)
 				return nil, err
 			}
 		}
+	} else if dest == r.top && !opts.Force {
+		// git status was clean, but it does not show every local change.
+		out, err := gitCmd{dir: r.top, index: tmp, args: []string{"ls-files", "-z"}}.run(ctx)
+		if err != nil {
+			return nil, err
+		}
+		hidden, err := hiddenFromStatus(ctx, r, splitNUL(out))
+		if err != nil {
+			return nil, err
+		}
+		if err := refuseUnsaved(ctx, r, commit, hidden); err != nil {
+			return nil, err
+		}
 	}
 	// checkout-index writes symlinks as symlinks and never follows one
 	// out of the destination.
@@ -498,12 +514,40 @@ func snapshotFiles(ctx context.Context, r *repo, index string, paths []string) (
 	return slices.Compact(files), nil
 }
 
+// hiddenFromStatus lists the files among files whose local changes git
+// status does not show: those the user's index does not track (ignored
+// ones) and those marked assume-unchanged or skip-worktree.
+func hiddenFromStatus(ctx context.Context, r *repo, files []string) ([]string, error) {
+	out, err := git(ctx, r.top, "ls-files", "-v", "-z")
+	if err != nil {
+		return nil, err
+	}
+	tags := map[string]byte{}
+	for _, e := range splitNUL(out) {
+		if len(e) > 2 {
+			tags[e[2:]] = e[0]
+		}
+	}
+	var hidden []string
+	for _, f := range files {
+		tag, tracked := tags[f]
+		// ls-files -v: S is skip-worktree, a lower-case tag assume-unchanged.
+		if !tracked || tag == 'S' || (tag >= 'a' && tag <= 'z') {
+			hidden = append(hidden, f)
+		}
+	}
+	return hidden, nil
+}
+
 // refuseUnsaved fails, naming them, when files of the workspace that a
 // restore of only files would overwrite hold content that neither the
 // snapshot commit nor HEAD holds. It compares contents, not git status,
 // so an ignored, assume-unchanged or skip-worktree file counts as well; a
 // missing file has nothing to lose.
 func refuseUnsaved(ctx context.Context, r *repo, commit string, files []string) error {
+	if len(files) == 0 {
+		return nil
+	}
 	saved := map[string]map[string]bool{}
 	for _, rev := range []string{commit, "HEAD"} {
 		out, err := gitCmd{dir: r.top, args: append([]string{"ls-tree", "-r", "-z", "--full-tree", rev, "--"}, files...),

@@ -569,6 +569,52 @@ func TestRestore(t *testing.T) {
 			},
 		},
 		{
+			name: "in place refuses a change git status hides: ignored since the snapshot",
+			prepare: func(t *testing.T, dir string) snapshot.RestoreOptions {
+				write(t, dir, ".git/info/exclude", "extra.txt\n")
+				write(t, dir, "extra.txt", "unsaved, ignored\n")
+				return snapshot.RestoreOptions{}
+			},
+			wantErr: "(extra.txt): neither the checkpoint nor HEAD holds their content",
+			check: func(t *testing.T, dir string, _ *snapshot.RestoreResult) {
+				if got := read(t, dir, "extra.txt"); got != "unsaved, ignored\n" {
+					t.Errorf("refused restore overwrote extra.txt: %q", got)
+				}
+			},
+		},
+		{
+			name: "in place refuses a change git status hides: assume-unchanged",
+			prepare: func(t *testing.T, dir string) snapshot.RestoreOptions {
+				gitT(t, dir, "update-index", "--assume-unchanged", "tracked.txt")
+				write(t, dir, "tracked.txt", "unsaved, assumed unchanged\n")
+				return snapshot.RestoreOptions{}
+			},
+			wantErr: "(tracked.txt): neither",
+		},
+		{
+			name: "in place refuses a change git status hides: skip-worktree",
+			prepare: func(t *testing.T, dir string) snapshot.RestoreOptions {
+				gitT(t, dir, "update-index", "--skip-worktree", "tracked.txt")
+				write(t, dir, "tracked.txt", "unsaved, skip-worktree\n")
+				return snapshot.RestoreOptions{}
+			},
+			wantErr: "(tracked.txt): neither",
+		},
+		{
+			name: "in place restores over a hidden file the checkpoint holds",
+			prepare: func(t *testing.T, dir string) snapshot.RestoreOptions {
+				write(t, dir, ".git/info/exclude", "extra.txt\n")
+				write(t, dir, "extra.txt", "extra\n")
+				gitT(t, dir, "update-index", "--assume-unchanged", "tracked.txt")
+				return snapshot.RestoreOptions{}
+			},
+			check: func(t *testing.T, dir string, _ *snapshot.RestoreResult) {
+				if got := read(t, dir, "tracked.txt"); got != "snapshotted\n" {
+					t.Errorf("tracked.txt = %q", got)
+				}
+			},
+		},
+		{
 			name: "to a new directory",
 			prepare: func(t *testing.T, dir string) snapshot.RestoreOptions {
 				return snapshot.RestoreOptions{To: filepath.Join(t.TempDir(), "out")}
