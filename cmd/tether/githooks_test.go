@@ -212,3 +212,54 @@ func (e *agentEnv) waitCheckpoint(hook string, trigger v1.CheckpointTrigger) *v1
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestQuickCommitsEachGetTheirCheckpoint: five commits in quick
+// succession (TETHER_HOOK_WAIT=0: no hook waits for its checkpoint, as
+// when a checkpoint is slower than the wait), give five
+// git_commit checkpoints, each of its own commit: HEAD, subject and a
+// snapshot of that commit's tree, whatever HEAD is when it runs.
+func TestQuickCommitsEachGetTheirCheckpoint(t *testing.T) {
+	e := newAgentEnv(t)
+	e.createHook("quick", 3, 0, v1.Step{Name: "only"})
+	e.ok("hooks", "install", "git", "--workspace", e.workspace, "--store", e.store)
+	// One shell command, as an agent's tool call makes them.
+	script := `for i in 1 2 3 4 5; do echo $i > f$i.txt && git add -A && git commit -q -m "commit $i" || exit 1; done`
+	commits := exec.Command("sh", "-c", script)
+	commits.Dir, commits.Env = e.workspace, append(e.gitEnv(), "TETHER_HOOK_WAIT=0")
+	if out, err := commits.CombinedOutput(); err != nil {
+		t.Fatalf("five commits: %v\n%s", err, out)
+	}
+	want := map[string]string{} // commit -> subject
+	for _, line := range strings.Split(strings.TrimSpace(e.userGit("log", "-5", "--format=%H %s")), "\n") {
+		id, subject, _ := strings.Cut(line, " ")
+		want[id] = subject
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var got []v1.Checkpoint
+	for time.Now().Before(deadline) {
+		got = e.checkpointsBy("quick", v1.TriggerGitCommit)
+		if len(got) >= 5 {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	seen := map[string]bool{}
+	for _, cp := range got {
+		c := cp.Spec.Git.Commit
+		if subject, ok := want[c]; !ok || cp.Spec.Description != subject {
+			t.Errorf("checkpoint %s: commit %s %q, want one of the five with its own subject", cp.Name, c, cp.Spec.Description)
+		}
+		if tree := strings.TrimSpace(e.userGit("rev-parse", c+"^{tree}")); cp.Spec.Git.SnapshotTree != tree {
+			t.Errorf("checkpoint %s of %s holds tree %s, want the commit's %s", cp.Name, c, cp.Spec.Git.SnapshotTree, tree)
+		}
+		seen[c] = true
+	}
+	if len(got) != 5 || len(seen) != 5 {
+		t.Errorf("%d git_commit checkpoints of %d distinct commits, want 5 of 5", len(got), len(seen))
+	}
+	for _, bad := range []string{"no-such-commit", "--all", ""} {
+		if _, stderr, code := e.tether("checkpoint", "quick", "--commit", bad); code != 1 || !strings.Contains(stderr, "commit") {
+			t.Errorf("checkpoint --commit %q: exit %d, %q", bad, code, stderr)
+		}
+	}
+}

@@ -44,7 +44,7 @@ var checkpointTriggers = []v1.CheckpointTrigger{
 }
 
 func newCheckpointCommand(g *GlobalOptions) *cobra.Command {
-	var desc, trigger, pr, workspace string
+	var desc, trigger, pr, workspace, commit string
 	cmd := &cobra.Command{
 		Use:   "checkpoint [HOOK]",
 		Short: "Snapshot a Hook's workspace into a Checkpoint that can be restored",
@@ -56,6 +56,10 @@ and working tree are not touched.
 
 Without HOOK, the Hook is the one non-terminal Hook whose spec.workspace
 contains --workspace (default: the working directory); git hooks call it so.
+
+--commit REV snapshots that commit's tree instead of the working tree: the
+post-commit hook names the commit it ran for, so that commits made in quick
+succession each get a checkpoint of their own.
 
 Prints checkpoint.agents.tether.dev/NAME created and the snapshot commit.`,
 		Example: `  tether checkpoint fix-login -m "before the refactor"
@@ -72,6 +76,7 @@ Prints checkpoint.agents.tether.dev/NAME created and the snapshot commit.`,
 	cmd.Flags().StringVar(&trigger, "trigger", string(v1.TriggerManual), "what caused the checkpoint: "+joinTriggers())
 	cmd.Flags().StringVar(&pr, "pr", "", "the pull request URL (with --trigger pr_created)")
 	cmd.Flags().StringVar(&workspace, "workspace", "", "without HOOK: find the Hook whose spec.workspace contains this directory (default: the working directory)")
+	cmd.Flags().StringVar(&commit, "commit", "", "snapshot this commit's tree instead of the working tree")
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		t := v1.CheckpointTrigger(trigger)
 		if !slices.Contains(checkpointTriggers, t) {
@@ -79,6 +84,9 @@ Prints checkpoint.agents.tether.dev/NAME created and the snapshot commit.`,
 		}
 		if pr != "" && t != v1.TriggerPRCreated {
 			return fmt.Errorf("--pr: only with --trigger %s", v1.TriggerPRCreated)
+		}
+		if cmd.Flags().Changed("commit") && strings.TrimSpace(commit) == "" {
+			return fmt.Errorf("--commit: must name a commit")
 		}
 		if len(desc) > 1024 {
 			return fmt.Errorf("--message: %d bytes, at most 1024", len(desc))
@@ -98,7 +106,9 @@ Prints checkpoint.agents.tether.dev/NAME created and the snapshot commit.`,
 		} else if name, err = hookForWorkspace(ctx, b, workspace); err != nil {
 			return err
 		}
-		out, err := takeCheckpoint(ctx, b, name, checkpoint.Request{Trigger: t, Description: desc, PullRequest: pr})
+		req := checkpoint.Request{Trigger: t, Description: desc, PullRequest: pr}
+		req.Snapshot.Commit = commit
+		out, err := takeCheckpoint(ctx, b, name, req)
 		if err != nil {
 			return err
 		}

@@ -68,7 +68,7 @@ tether_checkpoint() {
 		tether_desc="push to $tether_remote ($tether_url): $tether_refs"
 	fi
 {{- else}}
-	tether_desc=$(git log -1 --format=%s 2>/dev/null)
+	tether_desc=$(git log -1 --format=%s "$tether_commit" 2>/dev/null)
 {{- end}}
 	tether_desc=$(printf '%.1000s' "$tether_desc")
 	tether_limit=
@@ -78,7 +78,7 @@ tether_checkpoint() {
 {{- if .Stdin}}
 	printf '%s' "$tether_input" |
 {{- end}}
-	$tether_limit "$tether_bin"{{range .Flags}} {{.}}{{end}} checkpoint --workspace "$tether_ws" --trigger {{.Trigger}} -m "$tether_desc"
+	$tether_limit "$tether_bin"{{range .Flags}} {{.}}{{end}} checkpoint --workspace "$tether_ws" --trigger {{.Trigger}}{{if not .Stdin}} --commit "$tether_commit"{{end}} -m "$tether_desc"
 }
 
 tether_run_chained() {
@@ -108,6 +108,11 @@ if [ "${TETHER_GIT_HOOKS:-1}" != 0 ] && [ -z "${TETHER_IN_GIT_HOOK:-}" ]; then
 		echo "tether: warning: tether not found (installed as "{{.Tether}}"); no {{.Trigger}} checkpoint taken" >&2
 	else
 		tether_log=$(git rev-parse --git-path tether-{{.Name}}.log 2>/dev/null) || tether_log=/dev/null
+{{- if not .Stdin}}
+		# The commit this hook runs for, read now: the checkpoint runs in
+		# the background, and HEAD may have moved on by then.
+		tether_commit=$(git rev-parse --verify -q HEAD 2>/dev/null) || tether_commit=HEAD
+{{- end}}
 		tether_checkpoint "$@" </dev/null >"$tether_log" 2>&1 &
 		tether_pid=$!
 	fi

@@ -79,6 +79,12 @@ type Options struct {
 	// SkipUnchanged makes Capture store nothing and return a Result with
 	// Unchanged set when the working tree equals Previous's tree.
 	SkipUnchanged bool
+	// Commit, when set, is a commit to snapshot instead of the working
+	// tree: the snapshot holds its tree and is parented on it. A git hook
+	// names the commit it ran for, so that commits made in quick
+	// succession each get a snapshot of their own tree, whatever HEAD is
+	// by the time the capture runs.
+	Commit string
 }
 
 // File is one file that differs between two snapshots.
@@ -198,6 +204,9 @@ func PrepareTree(ctx context.Context, workspace string, opts Options) (*Pending,
 		return nil, err
 	}
 	p := &Pending{r: r, ns: opts.Namespace, hook: opts.Hook, maxChanged: opts.MaxChanged}
+	if opts.Commit != "" {
+		return p.prepareCommit(ctx, opts)
+	}
 	idx, err := newIndex(r, opts)
 	if err != nil {
 		return nil, err
@@ -206,7 +215,7 @@ func PrepareTree(ctx context.Context, workspace string, opts Options) (*Pending,
 	// HEAD and the previous snapshot are looked up while git scans the
 	// working tree: neither needs the other.
 	revc := make(chan revs, 1)
-	go func() { revc <- resolveRevs(ctx, r.top, opts.Previous) }()
+	go func() { revc <- resolveRevs(ctx, r.top, "HEAD", opts.Previous) }()
 	tree, skipped, err := buildTree(ctx, r, idx.tmp, maxSize(opts.MaxFileSize))
 	if err != nil {
 		return nil, err
@@ -251,6 +260,30 @@ func PrepareTree(ctx context.Context, workspace string, opts Options) (*Pending,
 	return p, nil
 }
 
+// prepareCommit is PrepareTree of opts.Commit: its tree, parented on it.
+func (p *Pending) prepareCommit(ctx context.Context, opts Options) (*Pending, error) {
+	c := opts.Commit
+	if strings.HasPrefix(c, "-") || strings.ContainsAny(c, "\n\r") {
+		return nil, fmt.Errorf("snapshot: commit %q: %w", c, ErrCommitMissing)
+	}
+	rv := resolveRevs(ctx, p.r.top, c, opts.Previous)
+	if rv.err != nil {
+		return nil, rv.err
+	}
+	if rv.head == "" {
+		return nil, fmt.Errorf("snapshot: commit %q: %w in %s", c, ErrCommitMissing, p.r.top)
+	}
+	p.r.head = rv.head
+	res := &p.Result
+	res.Head, res.Branch, res.Workspace, res.Tree = rv.head, p.r.branch, p.r.top, rv.headTree
+	p.base = rv.head
+	if opts.Previous != "" && rv.previous != "" {
+		p.base = rv.previous
+		res.Unchanged = res.Tree == rv.previousTree
+	}
+	return p, nil
+}
+
 // changes lists the files that differ from the base of the changed-file
 // list (the previous snapshot or HEAD) to the prepared tree.
 func (p *Pending) changes(ctx context.Context) ([]File, bool, error) {
@@ -267,10 +300,11 @@ type revs struct {
 	err                    error
 }
 
-// resolveRevs looks up HEAD and the previous snapshot commit with one git
-// process; a name that does not resolve leaves its fields empty.
-func resolveRevs(ctx context.Context, top, previous string) revs {
-	names := []string{"HEAD^{commit}", "HEAD^{tree}"}
+// resolveRevs looks up head (HEAD, or the commit to snapshot) and the
+// previous snapshot commit with one git process; a name that does not
+// resolve leaves its fields empty.
+func resolveRevs(ctx context.Context, top, head, previous string) revs {
+	names := []string{head + "^{commit}", head + "^{tree}"}
 	// A line break would end the name early and shift every answer.
 	if previous != "" && !strings.ContainsAny(previous, "\n\r") {
 		names = append(names, previous+"^{commit}", previous+"^{tree}")
