@@ -253,16 +253,33 @@ func TestIntervalCheckpoints(t *testing.T) {
 	if n := checkpointNames(t, e.c, "tick"); len(n) != 1 {
 		t.Errorf("checkpoints %q after an unchanged interval, want 1", n)
 	}
-	eventually(t, "a CheckpointSkipped Event", 5*time.Second, func() bool {
+	skipped := func() (n int32, msgs []string) {
 		events := &corev1.EventList{}
 		_ = e.c.List(context.Background(), events, client.InNamespace("default"))
 		for _, ev := range events.Items {
-			if ev.Reason == "CheckpointSkipped" && strings.Contains(ev.Message, "nothing changed") {
-				return true
+			if ev.Reason == "CheckpointSkipped" {
+				n += max(ev.Count, 1)
+				if ev.Series != nil {
+					n += ev.Series.Count - 1
+				}
+				msgs = append(msgs, ev.Message)
 			}
 		}
-		return false
+		return n, msgs
+	}
+	eventually(t, "a CheckpointSkipped Event", 5*time.Second, func() bool {
+		n, _ := skipped()
+		return n > 0
 	})
+	// A second unchanged look is recorded in status, and is not one more Event.
+	looked := waitFor(t, e.c, "tick", 15*time.Second, func(h *v1.Hook) bool { return h.Status.IntervalCheckedAt != nil })
+	waitFor(t, e.c, "tick", 15*time.Second, func(h *v1.Hook) bool {
+		return h.Status.IntervalCheckedAt != nil && h.Status.IntervalCheckedAt.After(looked.Status.IntervalCheckedAt.Time)
+	})
+	time.Sleep(500 * time.Millisecond)
+	if n, msgs := skipped(); n != 1 || !strings.Contains(msgs[0], "nothing changed") || !strings.Contains(msgs[0], "since checkpoint "+lc.Name+" ") {
+		t.Errorf("%d CheckpointSkipped Events after two unchanged looks (%q), want 1 naming checkpoint %s", n, msgs, lc.Name)
+	}
 	// Changed: the next one is taken.
 	if err := os.WriteFile(filepath.Join(h.Spec.Workspace, "work.txt"), []byte("progress\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -108,15 +108,33 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 	case err == nil && !out.Skipped:
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case err == nil:
-		last := ""
-		if lc := st.LastCheckpoint; lc != nil {
+		// The Hook Take read, not the cached one: its last checkpoint is
+		// the one the workspace was compared with.
+		fresh := out.Hook
+		if fresh == nil {
+			fresh = hook
+		}
+		if freshDue := IntervalDue(fresh, interval); now.Before(freshDue) {
+			// The cached Hook was behind: a checkpoint was taken since,
+			// so this look came early. It is not a look.
+			return ctrl.Result{RequeueAfter: freshDue.Sub(now)}, nil
+		}
+		last, first := "", true
+		if lc := fresh.Status.LastCheckpoint; lc != nil {
 			last = lc.Name
+			first = fresh.Status.IntervalCheckedAt == nil || !fresh.Status.IntervalCheckedAt.After(lc.Time.Time)
 		}
 		if werr := r.markChecked(ctx, req.NamespacedName, now); werr != nil {
 			return ctrl.Result{}, werr
 		}
-		r.Events.Eventf(hook, nil, corev1.EventTypeNormal, "CheckpointSkipped", "Checkpoint",
-			"interval checkpoint skipped: nothing changed in %s since checkpoint %s (tree %s)", hook.Spec.Workspace, last, short12(out.Snapshot.Tree))
+		// Only the first unchanged look after a checkpoint is an Event: one
+		// every interval for every idle Hook would bury the Events people
+		// look for. status.intervalCheckedAt records every look.
+		if first {
+			r.Events.Eventf(hook, nil, corev1.EventTypeNormal, "CheckpointSkipped", "Checkpoint",
+				"interval checkpoint skipped: nothing changed in %s since checkpoint %s (tree %s); later looks that find nothing new are not reported",
+				hook.Spec.Workspace, last, short12(out.Snapshot.Tree))
+		}
 		return ctrl.Result{RequeueAfter: interval}, nil
 	default:
 		if apierrors.IsConflict(err) {

@@ -91,6 +91,9 @@ type Outcome struct {
 	Snapshot *snapshot.Result
 	// Skipped is true when SkipUnchanged found the workspace unchanged.
 	Skipped bool
+	// Hook is the Hook as Take read it when Skipped: its last checkpoint
+	// is the one the workspace was compared with.
+	Hook *v1.Hook
 }
 
 // Name is the name of a Hook's Checkpoint number seq: <hook>-<seq>, with
@@ -140,7 +143,7 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 	}
 	if req.SkipUnchanged && pending.Result.Unchanged {
 		res := pending.Result
-		return &Outcome{Snapshot: &res, Skipped: true}, nil
+		return &Outcome{Snapshot: &res, Skipped: true, Hook: hook}, nil
 	}
 
 	var cp *v1.Checkpoint
