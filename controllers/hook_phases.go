@@ -107,9 +107,15 @@ func staleEligible(hook *v1.Hook) bool {
 	return hookfsm.HeartbeatExpected(hook)
 }
 
-// heartbeatDue is when hook's heartbeat goes stale.
+// heartbeatDue is when hook's heartbeat goes stale: staleAfter after the
+// later of the heartbeat and the end of the last pause (no agent
+// heartbeats while paused). A malformed unpaused-at annotation is ignored.
 func heartbeatDue(hook *v1.Hook, staleAfter time.Duration) time.Time {
-	return hook.Status.LastHeartbeat.Add(staleAfter)
+	from := hook.Status.LastHeartbeat.Time
+	if at, err := time.Parse(time.RFC3339Nano, hook.Annotations[v1.UnpausedAtAnnotation]); err == nil && at.After(from) {
+		from = at
+	}
+	return from.Add(staleAfter)
 }
 
 // reconcileStale moves a working Hook whose heartbeat is overdue to

@@ -56,6 +56,12 @@ func (s HookState) IsTerminal() bool {
 // tether pause --reason), so the agent and describe can say why.
 const PauseReasonAnnotation = "agents.tether.dev/pause-reason"
 
+// UnpausedAtAnnotation holds when tether unpause last cleared spec.suspend
+// (RFC 3339). The stale clock counts from the later of it and
+// status.lastHeartbeat: an agent cannot heartbeat while paused, so a pause
+// longer than staleAfter must not make the Hook stale the moment it ends.
+const UnpausedAtAnnotation = "agents.tether.dev/unpaused-at"
+
 // HookHistoryLimit is how many entries status.history keeps; it must equal the
 // MaxItems marker on HookStatus.History.
 const HookHistoryLimit = 100

@@ -80,3 +80,32 @@ func squeeze(s string) string {
 	}
 	return strings.Join(lines, "\n")
 }
+
+// TestUnpauseRestartsTheStaleClock: an agent cannot heartbeat while its
+// Hook is paused, so a pause longer than staleAfter must not make the Hook
+// stale the moment it ends: the clock starts again at the unpause, and a
+// Hook whose agent stays silent after it goes stale staleAfter later.
+func TestUnpauseRestartsTheStaleClock(t *testing.T) {
+	e := newAgentEnv(t)
+	const staleAfter = 2 * time.Second
+	e.createHook("idle", 3, staleAfter, step("one", 0, "true"))
+	e.startRun()
+	e.ok("step", "begin", "idle")
+	e.ok("pause", "idle", "--reason", "lunch")
+	time.Sleep(staleAfter + time.Second)
+	if st := e.hook("idle").Status.State; st != v1.HookStepRunning {
+		t.Fatalf("a paused Hook went %s", st)
+	}
+	e.ok("unpause", "idle")
+	unpaused := time.Now()
+	for time.Since(unpaused) < staleAfter*6/10 {
+		if st := e.hook("idle").Status.State; st != v1.HookStepRunning {
+			t.Fatalf("%s after the unpause the Hook is %s: the pause counted against its heartbeat", time.Since(unpaused).Round(time.Millisecond), st)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	e.waitGet("idle", 10*time.Second, "{.status.state}", string(v1.HookRecovering))
+	if after := time.Since(unpaused); after < staleAfter {
+		t.Errorf("stale %s after the unpause, want at least staleAfter (%s)", after, staleAfter)
+	}
+}

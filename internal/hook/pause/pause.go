@@ -26,6 +26,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
@@ -52,6 +53,8 @@ type Options struct {
 	Reason string
 	// Recorder records the Event of a change; nil records none.
 	Recorder events.EventRecorder
+	// Now is the clock of the unpaused-at annotation; nil means time.Now.
+	Now func() time.Time
 }
 
 // Result is the outcome of a pause or unpause.
@@ -88,6 +91,7 @@ func Pause(ctx context.Context, c client.Client, key client.ObjectKey, opts Opti
 		}
 		h.Spec.Suspend = true
 		setReason(h, reason)
+		delete(h.Annotations, v1.UnpausedAtAnnotation)
 		return true
 	})
 	if err != nil || !res.Changed {
@@ -110,6 +114,14 @@ func Unpause(ctx context.Context, c client.Client, key client.ObjectKey, opts Op
 		}
 		h.Spec.Suspend = false
 		setReason(h, "")
+		if h.Annotations == nil {
+			h.Annotations = map[string]string{}
+		}
+		now := time.Now
+		if opts.Now != nil {
+			now = opts.Now
+		}
+		h.Annotations[v1.UnpausedAtAnnotation] = now().UTC().Format(time.RFC3339Nano)
 		return true
 	})
 	if err != nil || !res.Changed {
