@@ -203,8 +203,10 @@ func (r *CheckpointReconciler) setReady(ctx context.Context, cp *v1.Checkpoint) 
 }
 
 // finalize deletes the snapshot ref and then the finalizer. A workspace
-// that is gone, or a ref that was moved, makes it give up at once with an
-// Event; another failure is retried for finalizerGiveUpAfter, then given up.
+// that is gone, a ref that was moved or that is not tether's (outside
+// refs/tether/, or no valid ref name) makes it give up at once with an
+// Event: no retry changes those. Another failure is retried for
+// finalizerGiveUpAfter, then given up.
 func (r *CheckpointReconciler) finalize(ctx context.Context, cp *v1.Checkpoint) error {
 	if !controllerutil.ContainsFinalizer(cp, checkpoint.Finalizer) {
 		return nil
@@ -215,7 +217,8 @@ func (r *CheckpointReconciler) finalize(ctx context.Context, cp *v1.Checkpoint) 
 		case err == nil:
 		case errors.Is(err, snapshot.ErrMissingWorkspace), errors.Is(err, snapshot.ErrNotRepository),
 			errors.Is(err, snapshot.ErrBareRepository), errors.Is(err, snapshot.ErrNotDirectory),
-			errors.Is(err, snapshot.ErrNoWorkspace), errors.Is(err, snapshot.ErrRefMoved):
+			errors.Is(err, snapshot.ErrNoWorkspace), errors.Is(err, snapshot.ErrRefMoved),
+			errors.Is(err, snapshot.ErrForeignRef):
 			r.Events.Eventf(cp, nil, corev1.EventTypeWarning, "SnapshotRefNotDeleted", "Finalize",
 				"leaving %s: %v", g.SnapshotRef, err)
 		case r.now().Sub(cp.DeletionTimestamp.Time) < finalizerGiveUpAfter:

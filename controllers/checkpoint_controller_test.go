@@ -18,6 +18,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -27,6 +28,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -384,5 +386,48 @@ func TestCheckpointsOnKubeAPIServer(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "immutable") {
 		t.Errorf("updating a Checkpoint's spec: %v, want the immutability rule", err)
+	}
+}
+
+// TestCheckpointFinalizerLeavesForeignRefs: a Checkpoint whose ref is not
+// tether's (outside refs/tether/, or no valid ref name) is deleted at once
+// with an Event naming the ref, which stays: no retry could delete it.
+func TestCheckpointFinalizerLeavesForeignRefs(t *testing.T) {
+	e := newStore(t)
+	e.startCheckpointManager(t, testConfig(t))
+	h := checkpointHook(t, e, "foreign", nil)
+	base := take(t, e, "foreign", 1)[0]
+	out, err := exec.Command("git", "-C", h.Spec.Workspace, "symbolic-ref", "HEAD").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	branch := strings.TrimSpace(string(out))
+	for i, ref := range []string{branch, "refs/tether/../" + strings.TrimPrefix(branch, "refs/")} {
+		cp := &v1.Checkpoint{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("foreign-x%d", i),
+			Finalizers: base.Finalizers, OwnerReferences: base.OwnerReferences}, Spec: *base.Spec.DeepCopy()}
+		cp.Spec.Git.SnapshotRef = ref
+		if err := e.c.Create(context.Background(), cp); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.c.Delete(context.Background(), cp); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "the checkpoint with ref "+ref+" deleted at once", 10*time.Second, func() bool {
+			err := e.c.Get(context.Background(), client.ObjectKeyFromObject(cp), &v1.Checkpoint{})
+			return apierrors.IsNotFound(err)
+		})
+		eventually(t, "an Event names "+ref, 5*time.Second, func() bool {
+			events := &corev1.EventList{}
+			_ = e.c.List(context.Background(), events, client.InNamespace("default"))
+			for _, ev := range events.Items {
+				if ev.Reason == "SnapshotRefNotDeleted" && strings.Contains(ev.Message, ref) && strings.Contains(ev.Message, "not a tether ref") {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	if out, err := exec.Command("git", "-C", h.Spec.Workspace, "rev-parse", "--verify", branch).CombinedOutput(); err != nil {
+		t.Errorf("the branch a foreign Checkpoint named is gone: %v %s", err, out)
 	}
 }

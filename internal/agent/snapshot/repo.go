@@ -49,6 +49,9 @@ var (
 	ErrRefMoved = errors.New("checkpoint ref points at another commit")
 	// ErrCommitMissing means a snapshot commit is not in the repository.
 	ErrCommitMissing = errors.New("snapshot commit is not in the repository")
+	// ErrForeignRef means a ref tether was asked to delete is not one of
+	// its own (under RefPrefix, a valid ref name): no retry changes that.
+	ErrForeignRef = errors.New("not a tether ref")
 )
 
 // repo is what Capture learns about a workspace before it snapshots it.

@@ -662,11 +662,16 @@ func Verify(ctx context.Context, workspace, ref, commit string) error {
 // not an error; one that points elsewhere is left and reported (ErrRefMoved).
 func DeleteRef(ctx context.Context, workspace, ref, commit string) error {
 	if !strings.HasPrefix(ref, RefPrefix) {
-		return fmt.Errorf("snapshot: refusing to delete %q, which is not under %s", ref, RefPrefix)
+		return fmt.Errorf("snapshot: refusing to delete %q, which is not under %s: %w", ref, RefPrefix, ErrForeignRef)
 	}
 	r, err := openRepo(ctx, workspace)
 	if err != nil {
 		return err
+	}
+	// A name such as refs/tether/../heads/main starts with the prefix but
+	// is no ref of tether's; git's own rule decides.
+	if _, err := git(ctx, r.top, "check-ref-format", ref); err != nil {
+		return fmt.Errorf("snapshot: refusing to delete %q, which is not a valid ref name: %w", ref, ErrForeignRef)
 	}
 	out, err := git(ctx, r.top, "rev-parse", "-q", "--verify", ref)
 	if err != nil {

@@ -796,7 +796,12 @@ func TestVerifyAndDeleteRef(t *testing.T) {
 	if err := snapshot.DeleteRef(ctx, dir, moved.Ref, res.Commit); !errors.Is(err, snapshot.ErrRefMoved) {
 		t.Errorf("deleting a moved ref = %v, want ErrRefMoved", err)
 	}
-	if err := snapshot.DeleteRef(ctx, dir, "refs/heads/main", ""); err == nil {
+	for _, foreign := range []string{"refs/heads/main", "refs/tether/../heads/main", "refs/tether/checkpoints/default/task/1.lock", "refs/tether//x"} {
+		if err := snapshot.DeleteRef(ctx, dir, foreign, ""); !errors.Is(err, snapshot.ErrForeignRef) {
+			t.Errorf("DeleteRef(%q) = %v, want ErrForeignRef", foreign, err)
+		}
+	}
+	if got := strings.TrimSpace(gitT(t, dir, "rev-parse", "--verify", "refs/heads/main")); got == "" {
 		t.Error("DeleteRef deleted a branch")
 	}
 	refs, err := snapshot.List(ctx, dir, "default", "task")
