@@ -280,7 +280,8 @@ func TestBindingFile(t *testing.T) {
 			t.Errorf("WriteBinding(%+v) accepted", bad)
 		}
 	}
-	for name, content := range map[string]string{"truncated": `{"namespace":"de`, "garbage": "\x00\x01", "unknown field": `{"hook":"x","evil":1}`, "empty": ""} {
+	for name, content := range map[string]string{"truncated": `{"namespace":"de`, "garbage": "\x00\x01", "unknown field": `{"hook":"x","evil":1}`, "empty": "",
+		"trailing garbage": `{"namespace":"default","hook":"x"}garbage`, "a second object": `{"hook":"x"} {"hook":"y"}`} {
 		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -302,6 +303,14 @@ func TestBindingFile(t *testing.T) {
 	if entries, _ := os.ReadDir(outside); len(entries) != 0 {
 		t.Errorf("wrote outside the binding directory: %v", entries)
 	}
+	// Nor read through: a valid binding behind the link is refused.
+	if err := os.WriteFile(filepath.Join(outside, "binding"), []byte(`{"namespace":"default","hook":"planted"}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, _, err := agentsession.ReadBinding(ws); b != nil || err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("read through a linked binding directory: %+v, %v", b, err)
+	}
+	_ = os.Remove(filepath.Join(outside, "binding"))
 	// Unbind.
 	_ = os.Remove(filepath.Dir(path))
 	if _, err := agentsession.WriteBinding(ws, agentsession.Binding{Namespace: "default", Hook: "x"}); err != nil {

@@ -182,6 +182,9 @@ func ReadBinding(dir string) (*Binding, string, error) {
 	if err != nil || path == "" {
 		return nil, "", err
 	}
+	if err := checkBindingDir(filepath.Dir(path)); err != nil {
+		return nil, path, fmt.Errorf("binding file %s: %w", path, err)
+	}
 	data, err := readLimited(path, maxBindingSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, path, nil
@@ -194,6 +197,9 @@ func ReadBinding(dir string) (*Binding, string, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
 		return nil, path, fmt.Errorf("binding file %s: not a binding (%w); run tether agent bind HOOK again", path, err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, path, fmt.Errorf("binding file %s: not a binding (more after the object, at byte %d); run tether agent bind HOOK again", path, dec.InputOffset())
 	}
 	if b.Namespace == "" {
 		b.Namespace = "default"
@@ -248,7 +254,7 @@ func RemoveBinding(dir string) (string, bool, error) {
 }
 
 // checkBindingDir refuses a binding directory that is a symbolic link or
-// not a directory.
+// not a directory: a binding is neither read nor written through a link.
 func checkBindingDir(dir string) error {
 	fi, err := os.Lstat(dir)
 	switch {
