@@ -20,6 +20,7 @@ import (
 	"context"
 	"crypto/tls"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -38,6 +39,44 @@ import (
 
 	"github.com/tether-dev/tether/internal/testing/testenv"
 )
+
+// TestRunLogsABusyMetricsPortWithoutAStackTrace: a busy metrics port is
+// an expected condition: tether run says so in one error line, with no Go
+// stack trace, and goes on reconciling; --zap-stacktrace-level=error brings
+// stack traces back for whoever wants them.
+func TestRunLogsABusyMetricsPortWithoutAStackTrace(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = busy.Close() }()
+	for _, tc := range []struct {
+		extra []string
+		trace bool
+	}{{nil, false}, {[]string{"--zap-stacktrace-level=error"}, true}} {
+		dir := t.TempDir()
+		cmd := exec.Command(tetherBin, append([]string{"run", "--store", filepath.Join(dir, "store"), "--metrics-bind-address", busy.Addr().String()}, tc.extra...)...)
+		cmd.Env = append(os.Environ(), "TETHER_HOME="+filepath.Join(dir, "home"))
+		output := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = output, output
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(output.String(), "Starting workers") && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		out := output.String()
+		if !strings.Contains(out, "NOT SERVING METRICS") || !strings.Contains(out, "Starting workers") {
+			t.Fatalf("%v: tether run did not report the busy port and go on:\n%s", tc.extra, out)
+		}
+		if got := strings.Contains(out, `"stacktrace"`); got != tc.trace {
+			t.Errorf("%v: stack trace in the log %t, want %t:\n%s", tc.extra, got, tc.trace, out)
+		}
+	}
+}
 
 // TestRunServesMetricsLocally starts `tether run` with its metrics on a
 // free port, finds the address it logged, and scrapes tether's metrics

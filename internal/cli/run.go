@@ -29,6 +29,7 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -105,7 +106,10 @@ type leaseTiming struct {
 }
 
 func newRunCommand(g *GlobalOptions) *cobra.Command {
-	o := &runOptions{zap: zap.Options{Development: false}}
+	// Errors in tether run's log are conditions a person reads (a busy
+	// port, a failed write), not bugs: no stack trace below a panic unless
+	// --zap-stacktrace-level asks for one.
+	o := &runOptions{zap: zap.Options{Development: false, StacktraceLevel: zapcore.DPanicLevel}}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run the reconcilers on the local store or, with --cluster, on a Kubernetes cluster",
