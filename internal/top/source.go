@@ -26,6 +26,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -140,13 +141,36 @@ func (s *Source) Snapshot() Snapshot {
 	for _, obj := range s.informers[1].GetStore().List() {
 		snap.Workers = append(snap.Workers, *obj.(*v1.Worker).DeepCopy())
 	}
+	live := map[string]types.UID{}
+	for i := range snap.Hooks {
+		live[objectKey("Hook", &snap.Hooks[i].ObjectMeta)] = snap.Hooks[i].UID
+	}
+	for i := range snap.Workers {
+		live[objectKey("Worker", &snap.Workers[i].ObjectMeta)] = snap.Workers[i].UID
+	}
 	for _, obj := range s.informers[2].GetStore().List() {
-		if e := obj.(*corev1.Event); e.Type == corev1.EventTypeWarning && aboutTether(e) {
+		if e := obj.(*corev1.Event); e.Type == corev1.EventTypeWarning && aboutTether(e) && !aboutDeleted(e, live) {
 			snap.Warnings = append(snap.Warnings, *e.DeepCopy())
 		}
 	}
 	snap.sort()
 	return snap
+}
+
+func objectKey(kind string, m *metav1.ObjectMeta) string {
+	return kind + "/" + m.Namespace + "/" + m.Name
+}
+
+// aboutDeleted tells whether e regards a Hook or a Worker that no longer
+// exists (or exists anew, with another UID): its alert is over. Events
+// about other kinds are kept: top does not watch them.
+func aboutDeleted(e *corev1.Event, live map[string]types.UID) bool {
+	o := e.InvolvedObject
+	if o.Kind != "Hook" && o.Kind != "Worker" {
+		return false
+	}
+	uid, ok := live[o.Kind+"/"+o.Namespace+"/"+o.Name]
+	return !ok || o.UID != "" && uid != "" && o.UID != uid
 }
 
 func (snap *Snapshot) sort() {
