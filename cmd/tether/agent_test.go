@@ -295,7 +295,7 @@ func TestAgentInvalidTransitionsChangeNothing(t *testing.T) {
 		{[]string{"fail", "task", "--reason", " "}, 1, "--reason"},
 		{[]string{"step", "begin", "task", "--files", "a,,b"}, 1, "--files"},
 		{[]string{"step", "begin", "task", "-o", "xml"}, 1, "--output"},
-		{[]string{"step", "begin"}, 1, "exactly one argument"},
+		{[]string{"step", "begin", "task", "done"}, 1, "at most one argument"},
 		{[]string{"step", "begin", "done"}, 1, "state is abandoned, which is terminal"},
 		{[]string{"heartbeat", "done"}, 1, "terminal"},
 		{[]string{"step", "begin", "absent"}, 2, `"absent" not found`},

@@ -46,7 +46,13 @@ const (
 type entry struct {
 	// Compacted, only on a compaction header line, is the newest
 	// resourceVersion no longer in the journal.
-	Compacted uint64    `json:"compacted,omitempty"`
+	Compacted uint64 `json:"compacted,omitempty"`
+	// Live, only on a compaction header line, is the size in bytes of the
+	// journal that compaction wrote: what the store held then. The next
+	// compaction waits until the journal has grown to twice that, so that
+	// compacting costs in proportion to what was written since, not to
+	// what is stored.
+	Live      int64     `json:"live,omitempty"`
 	RV        uint64    `json:"rv,omitempty"`
 	Type      EventType `json:"type,omitempty"`
 	Resource  string    `json:"resource,omitempty"`
@@ -108,6 +114,11 @@ type journal struct {
 	// again, and those clear recent.
 	recent     map[string]*entry
 	recentKeys []string
+
+	// liveInode is the inode of the journal file whose compaction header
+	// gave live (see entry.Live); 0 when none was read yet.
+	liveInode uint64
+	live      int64
 }
 
 // recentLimit bounds journal.recent: the objects a process wrote last are
@@ -599,7 +610,13 @@ func (j *journal) compact(keep int) error {
 	dropped := make([]bool, len(lines))
 	var offset int64
 	for i, l := range lines {
-		if err := json.Unmarshal(l, &entries[i]); err != nil {
+		// The key fields are decoded, the object only checked: it is
+		// copied as it is.
+		e, err := entryHead(bytes.TrimSuffix(l, []byte{'\n'}))
+		if err == nil && len(e.Object) > 0 && !json.Valid(e.Object) {
+			err = errors.New("the entry's object is not valid JSON")
+		}
+		if err != nil {
 			if j.onCorrupt != nil {
 				j.onCorrupt(&corruptLine{offset: offset, err: err})
 			}
@@ -608,7 +625,7 @@ func (j *journal) compact(keep int) error {
 			continue
 		}
 		offset += int64(len(l))
-		e := &entries[i]
+		entries[i] = *e
 		if e.RV != 0 {
 			latest[e.Resource+"/"+e.Namespace+"/"+e.Name] = keyed{index: i, deleted: e.Type == Deleted}
 		}
@@ -631,11 +648,17 @@ func (j *journal) compact(keep int) error {
 			compacted = max(compacted, e.RV, e.Compacted)
 		}
 	}
-	head, err := json.Marshal(&entry{Compacted: compacted})
+	var live int64
+	for i, l := range lines {
+		if kept[i] {
+			live += int64(len(l))
+		}
+	}
+	head, err := json.Marshal(&entry{Compacted: compacted, Live: live})
 	if err != nil {
 		return err
 	}
-	out := make([]byte, 0, len(data))
+	out := make([]byte, 0, int64(len(head))+1+live)
 	out = append(out, head...)
 	out = append(out, '\n')
 	for i, l := range lines {
@@ -654,6 +677,27 @@ func (j *journal) compact(keep int) error {
 	_ = j.f.Close()
 	j.f = f
 	return nil
+}
+
+// compactedLive is the Live of the journal file's compaction header: the
+// size of the journal the last compaction wrote, 0 when it has no header.
+// It is read once per file: a compaction writes a new one.
+func (j *journal) compactedLive() int64 {
+	ino := fileInode(j.f)
+	if ino != 0 && ino == j.liveInode {
+		return j.live
+	}
+	buf := make([]byte, 256)
+	n, _ := j.f.ReadAt(buf, 0)
+	live := int64(0)
+	if line, _, ok := bytes.Cut(buf[:n], []byte{'\n'}); ok && bytes.HasPrefix(line, []byte(`{"compacted":`)) {
+		var head entry
+		if json.Unmarshal(line, &head) == nil && head.Live > 0 {
+			live = head.Live
+		}
+	}
+	j.liveInode, j.live = ino, live
+	return live
 }
 
 // size returns the journal's current size in bytes.

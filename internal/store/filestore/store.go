@@ -1187,10 +1187,13 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 	return nil
 }
 
-// compactIfLarge compacts the journal when it has grown beyond the limit.
-// The caller holds the write lock, with no write staged.
+// compactIfLarge compacts the journal when it has grown beyond the limit
+// and to twice the size the last compaction left: a store whose live
+// objects alone pass the limit would otherwise compact, reading and
+// rewriting all of them, at every write. The caller holds the write lock,
+// with no write staged.
 func (s *Store) compactIfLarge() {
-	if size, err := s.journal.size(); err == nil && size > s.limit {
+	if size, err := s.journal.size(); err == nil && size > max(s.limit, 2*s.journal.compactedLive()) {
 		if err := s.journal.compact(s.keep); err != nil {
 			s.log.Error(err, "compacting the journal")
 		}

@@ -17,13 +17,16 @@ limitations under the License.
 package filestore_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/go-logr/logr/testr"
@@ -428,6 +431,73 @@ func TestWatchTooOldAfterCompaction(t *testing.T) {
 	ev = <-recent.ResultChan()
 	if ev.Type != "MODIFIED" || ev.Object.(*agentsv1alpha1.Hook).Spec.Goal != "goal 4" {
 		t.Fatalf("watch from a kept resourceVersion: %v %v, want MODIFIED with goal 4", ev.Type, ev.Object)
+	}
+}
+
+// TestCompactionIsProportional: a store whose live objects alone pass the
+// journal limit compacts in proportion to what was written since its last
+// compaction, not at every write (which read, decoded and rewrote every
+// object each time); its journal stays within twice what it holds; and
+// what a compaction leaves is still a whole store.
+func TestCompactionIsProportional(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir, func(o *filestore.Options) { o.JournalLimit = 4 << 10; o.JournalKeep = 10 })
+	c := s.Client()
+	const objects, updates = 100, 300
+	for i := range objects {
+		h := hook(fmt.Sprintf("h%03d", i))
+		h.Spec.Goal = strings.Repeat("a long goal ", 80)
+		if err := c.Create(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	journal := filepath.Join(dir, "journal")
+	inode := func() uint64 {
+		fi, err := os.Stat(journal)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Sys().(*syscall.Stat_t).Ino
+	}
+	h := &agentsv1alpha1.Hook{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "h000"}, h); err != nil {
+		t.Fatal(err)
+	}
+	compactions, last := 0, inode()
+	var maxSize int64
+	for i := range updates {
+		h.Spec.Goal = fmt.Sprintf("goal %d %s", i, strings.Repeat("x", 1000))
+		if err := c.Update(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		if ino := inode(); ino != last {
+			compactions, last = compactions+1, ino
+		}
+		fi, _ := os.Stat(journal)
+		maxSize = max(maxSize, fi.Size())
+	}
+	if compactions < 1 || compactions > 8 {
+		t.Errorf("%d compactions in %d updates of one object among %d, want between 1 and 8 (not one per write)", compactions, updates, objects)
+	}
+	list := &agentsv1alpha1.HookList{}
+	if err := c.List(ctx, list); err != nil || len(list.Items) != objects {
+		t.Fatalf("after the compactions: %d Hooks, %v; want %d", len(list.Items), err, objects)
+	}
+	got := &agentsv1alpha1.Hook{}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(h), got); err != nil || got.Spec.Goal != h.Spec.Goal {
+		t.Fatalf("the updated Hook after the compactions: %v", err)
+	}
+	data, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var head struct{ Live int64 }
+	if err := json.Unmarshal(bytes.SplitN(data, []byte("\n"), 2)[0], &head); err != nil || head.Live <= 0 {
+		t.Fatalf("the journal's first line %q holds no live size", bytes.SplitN(data, []byte("\n"), 2)[0])
+	}
+	if maxSize > 2*head.Live+8<<10 {
+		t.Errorf("the journal grew to %d bytes, more than twice the %d the last compaction left", maxSize, head.Live)
 	}
 }
 
