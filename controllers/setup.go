@@ -44,6 +44,10 @@ type Options struct {
 	CheckpointVerifyPeriod time.Duration
 	// Worker configures the Worker reconciler.
 	Worker WorkerOptions
+	// EventTTL, when positive, deletes Events that long after their last
+	// occurrence (EventExpiry): the local store has no TTL of its own. Zero
+	// keeps them, as a cluster's API server expires them itself.
+	EventTTL time.Duration
 	// SkipNameValidation lets tests start several Managers in one process;
 	// controller-runtime otherwise refuses a second controller named "hook".
 	SkipNameValidation bool
@@ -79,6 +83,12 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	}
 	if err := SetupNotify(mgr, opts.Config, opts.SkipNameValidation); err != nil {
 		return err
+	}
+	if opts.EventTTL > 0 {
+		expiry := &EventExpiry{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), TTL: opts.EventTTL, Log: mgr.GetLogger().WithName("event-expiry")}
+		if err := mgr.Add(expiry); err != nil {
+			return err
+		}
 	}
 	ret := &RetentionReconciler{
 		Client: mgr.GetClient(),

@@ -237,3 +237,25 @@ func truncate(s string, n int) string {
 	}
 	return s
 }
+
+// TestRunEventTTLFlag: --event-ttl is the local store's; a negative one, or
+// one given with --cluster (whose API server expires Events), is refused
+// before anything starts.
+func TestRunEventTTLFlag(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--store", filepath.Join(dir, "store"), "--event-ttl", "-1s"}, "--event-ttl: -1s is negative"},
+		{[]string{"run", "--cluster", "--event-ttl", "2h"}, "--event-ttl: only on the local store"},
+	} {
+		_, stderr, code := run(t, tc.args...)
+		if code != 1 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("tether %s: exit %d, %q; want exit 1 naming %q", strings.Join(tc.args, " "), code, stderr, tc.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "store")); !os.IsNotExist(err) {
+		t.Errorf("a refused tether run created the store: %v", err)
+	}
+}

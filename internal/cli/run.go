@@ -73,6 +73,7 @@ type runOptions struct {
 	apiQPS        float32
 	apiBurst      int
 	manifests     string
+	eventTTL      time.Duration
 	podTimeouts   podTimeouts
 	zap           zap.Options
 }
@@ -123,6 +124,9 @@ The log goes to stderr: human-readable lines on a terminal, JSON lines
 otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.Cluster && cmd.Flags().Changed("event-ttl") {
+				return fmt.Errorf("--event-ttl: only on the local store; a cluster's API server expires Events itself (kube-apiserver --event-ttl)")
+			}
 			chooseLogEncoder(&o.zap, cmd.Flags(), stderrIsTerminal())
 			log := zap.New(zap.UseFlagOptions(&o.zap))
 			ctrl.SetLogger(log)
@@ -142,6 +146,7 @@ otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 	fs.Float32Var(&o.apiQPS, "kube-api-qps", 50, "with --cluster, the requests per second the operator may send the API server (client-go's default, 5, makes a start-up over thousands of Hooks take minutes)")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 100, "with --cluster, the burst above --kube-api-qps the operator may send")
 	fs.StringVar(&o.workerLogDir, "worker-log-dir", "", "with --cluster, run Workers with spec.command or spec.adopt as child processes of tether run, logging under this directory (unset: they are refused with Ready=False, ProcessesUnsupported, since an operator in a Pod has no disk to write and should not run agents in its own container; use spec.template)")
+	fs.DurationVar(&o.eventTTL, "event-ttl", controllers.DefaultEventTTL, "on the local store, delete Events this long after their last occurrence, as kube-apiserver's --event-ttl; 0 keeps them (with --cluster the API server expires them)")
 	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
 	bindPodFlags(fs, &o.podTimeouts)
 	bindLogFlags(fs, &o.zap)
@@ -164,6 +169,9 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	}
 	// The one place that knows there are two backends: each constructor
 	// returns a complete Manager and what the reconcilers need of it.
+	if o.eventTTL < 0 {
+		return fmt.Errorf("--event-ttl: %s is negative; 0 keeps Events", o.eventTTL)
+	}
 	newBackend := o.localBackend
 	if g.Cluster {
 		newBackend = o.clusterBackend
@@ -226,6 +234,7 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 	return mgr, controllers.Options{
 		Config:      cfg,
 		RecoveryDir: filepath.Join(dir, RecoveryDirName),
+		EventTTL:    o.eventTTL,
 		Evidence:    metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir})),
 		Worker: controllers.WorkerOptions{
 			LogDir: filepath.Join(dir, "logs"),
