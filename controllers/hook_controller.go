@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
@@ -62,6 +63,10 @@ type HookReconciler struct {
 	Config *config.Config
 	// RecoveryDir is where recovery files are written; empty writes none.
 	RecoveryDir string
+	// RecoveryFileBase, when set, is the directory status.recoveryFile is
+	// recorded relative to (the local store's): a store moved or copied
+	// then keeps its Hooks' status as it is.
+	RecoveryFileBase string
 	// Evidence verifies receipts, for the ReceiptsVerified condition and
 	// the recovery file; nil checks everything but the signatures in the
 	// file and keeps no condition.
@@ -114,7 +119,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		}
 	}
 	if r.RecoveryDir != "" {
-		hook.Status.RecoveryFile = recoveryfile.Path(r.RecoveryDir, hook.Namespace, hook.Name)
+		hook.Status.RecoveryFile = r.recoveryFileStatus(hook)
 	}
 	hook.Status.ObservedGeneration = hook.Generation
 	// The file renders only what the state machine keeps. When this
@@ -209,4 +214,17 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 		b = b.WatchesRawSource(source.Channel(r.exits.hooks, &handler.EnqueueRequestForObject{}))
 	}
 	return b.Complete(r)
+}
+
+// recoveryFileStatus is the path status.recoveryFile records for hook:
+// relative to RecoveryFileBase when it is set and holds the file.
+func (r *HookReconciler) recoveryFileStatus(hook *v1.Hook) string {
+	p := recoveryfile.Path(r.RecoveryDir, hook.Namespace, hook.Name)
+	if r.RecoveryFileBase == "" {
+		return p
+	}
+	if rel, err := filepath.Rel(r.RecoveryFileBase, p); err == nil && filepath.IsLocal(rel) {
+		return rel
+	}
+	return p
 }

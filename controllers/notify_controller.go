@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -143,6 +144,8 @@ type NotifyReconciler struct {
 	runner    *notify.Runner
 	events    recorder.EventRecorder
 	now       func() time.Time
+	// recoveryBase is what a relative status.recoveryFile is relative to.
+	recoveryBase string
 }
 
 // +kubebuilder:rbac:groups="",resources=events,verbs=list;watch;patch
@@ -189,6 +192,10 @@ func (r *NotifyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctr
 		return ctrl.Result{}, nil
 	}
 	payload := notify.Describe(ev, reason, r.worker(ctx, ev), r.hook(ctx, ev))
+	if h := payload.Hook; h != nil && h.RecoveryFile != "" && !filepath.IsAbs(h.RecoveryFile) && r.recoveryBase != "" {
+		// A notifier runs anywhere: it gets the file's absolute path.
+		h.RecoveryFile = filepath.Join(r.recoveryBase, h.RecoveryFile)
+	}
 	// The record goes first, guarded by the resourceVersion read: a
 	// notifier runs at most once per occurrence, even across restarts.
 	patch := client.MergeFromWithOptions(ev.DeepCopy(), client.MergeFromWithOptimisticLock{})
@@ -312,16 +319,17 @@ func (r *NotifyReconciler) failed(j notify.Job, err error) {
 // SetupNotify registers the notify reconciler and its pool with mgr when
 // cfg names notifiers; without any it adds nothing, not even a watch of
 // Events. SetupAll calls it; tests may call it alone.
-func SetupNotify(mgr ctrl.Manager, cfg *config.Config, skipNameValidation bool) error {
+func SetupNotify(mgr ctrl.Manager, cfg *config.Config, recoveryBase string, skipNameValidation bool) error {
 	if len(cfg.Notify) == 0 {
 		return nil
 	}
 	r := &NotifyReconciler{
-		client:    mgr.GetClient(),
-		reader:    mgr.GetAPIReader(),
-		notifiers: cfg.Notify,
-		events:    mgr.GetEventRecorder(NotifyControllerName),
-		now:       time.Now,
+		client:       mgr.GetClient(),
+		reader:       mgr.GetAPIReader(),
+		notifiers:    cfg.Notify,
+		events:       mgr.GetEventRecorder(NotifyControllerName),
+		now:          time.Now,
+		recoveryBase: recoveryBase,
 	}
 	logger := mgr.GetLogger().WithName("notify")
 	r.runner = notify.NewRunner(notifyWorkers, notifyQueue, logger, func(j notify.Job, res notify.Result) {

@@ -99,7 +99,7 @@ func newNotifyEnv(t *testing.T, notifiers ...config.Notifier) *notifyEnv {
 func (e *notifyEnv) start() {
 	e.t.Helper()
 	mgr := testsupport.LocalManager(e.t, e.store)
-	if err := controllers.SetupNotify(mgr, e.cfg, true); err != nil {
+	if err := controllers.SetupNotify(mgr, e.cfg, "", true); err != nil {
 		e.t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

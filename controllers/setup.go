@@ -36,6 +36,10 @@ type Options struct {
 	// RecoveryDir is where the Hook reconciler writes recovery files; empty
 	// writes none.
 	RecoveryDir string
+	// RecoveryFileBase, when set, is the directory status.recoveryFile and
+	// the notifications' recoveryFile are relative to in the Hook's status
+	// (the local store's directory).
+	RecoveryFileBase string
 	// Evidence verifies receipts for the recovery file; nil checks
 	// everything but the signatures.
 	Evidence recoveryfile.Evidence
@@ -61,13 +65,14 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	}
 	exits := newExitNotices()
 	hooks := &HookReconciler{
-		Client:      mgr.GetClient(),
-		Reader:      mgr.GetAPIReader(),
-		Events:      mgr.GetEventRecorder(HookControllerName),
-		Config:      opts.Config,
-		RecoveryDir: opts.RecoveryDir,
-		Evidence:    opts.Evidence,
-		exits:       exits,
+		Client:           mgr.GetClient(),
+		Reader:           mgr.GetAPIReader(),
+		Events:           mgr.GetEventRecorder(HookControllerName),
+		Config:           opts.Config,
+		RecoveryDir:      opts.RecoveryDir,
+		RecoveryFileBase: opts.RecoveryFileBase,
+		Evidence:         opts.Evidence,
+		exits:            exits,
 	}
 	if err := hooks.setup(mgr, opts.SkipNameValidation); err != nil {
 		return err
@@ -81,7 +86,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if err := metrics.Setup(mgr); err != nil {
 		return err
 	}
-	if err := SetupNotify(mgr, opts.Config, opts.SkipNameValidation); err != nil {
+	if err := SetupNotify(mgr, opts.Config, opts.RecoveryFileBase, opts.SkipNameValidation); err != nil {
 		return err
 	}
 	if opts.EventTTL > 0 {

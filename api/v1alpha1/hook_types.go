@@ -261,7 +261,8 @@ type HookStatus struct {
 	// +optional
 	IntervalCheckedAt *metav1.Time `json:"intervalCheckedAt,omitempty"`
 
-	// RecoveryFile is the path of the rendered Markdown recovery file.
+	// RecoveryFile is the path of the rendered Markdown recovery file; on
+	// the local store, relative to the store's directory.
 	// +optional
 	RecoveryFile string `json:"recoveryFile,omitempty"`
 

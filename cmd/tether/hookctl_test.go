@@ -270,9 +270,13 @@ func TestRunRecoversAStaleHookAndCollectsExpiredOnes(t *testing.T) {
 			t.Errorf("recover output lacks %q:\n%s", want, out)
 		}
 	}
+	// The status holds it relative to the store; describe shows it whole.
 	file := filepath.Join(dir, "recovery", "default", "task.md")
-	if h.Status.RecoveryFile != file {
-		t.Errorf("status.recoveryFile = %q, want %q", h.Status.RecoveryFile, file)
+	if want := filepath.Join("recovery", "default", "task.md"); h.Status.RecoveryFile != want {
+		t.Errorf("status.recoveryFile = %q, want %q", h.Status.RecoveryFile, want)
+	}
+	if out, _, _ := run(t, "--store", dir, "describe", "hook", "task"); !strings.Contains(squeeze(out), "Recovery File: "+file) {
+		t.Errorf("describe does not show the recovery file at %s:\n%s", file, out)
 	}
 	poll("the recovery file to match recover", func() bool {
 		data, err := os.ReadFile(file)
@@ -334,4 +338,77 @@ func BenchmarkRecoverProcess(b *testing.B) {
 	b.ReportMetric(ms(quantile(rec, 0.99)), "recover-p99-ms")
 	b.ReportMetric(ms(quantile(ref, 0.5)), "ref-version-p50-ms")
 	b.ReportMetric(float64(quantile(rec, 0.5))/float64(quantile(ref, 0.5)), "ratio-to-ref")
+}
+
+// TestRestartOfAMovedStoreWritesNothing: a store whose Hooks tether run
+// has reconciled, moved (copied) to another directory, is served there by a
+// new tether run that writes nothing: every path the store records is
+// relative to it, and a reconcile that finds everything in place changes
+// nothing (no status, no condition, no Event: the journal does not grow).
+func TestRestartOfAMovedStoreWritesNothing(t *testing.T) {
+	root := t.TempDir()
+	first, moved := filepath.Join(root, "first"), filepath.Join(root, "moved")
+	c := openStore(t, first).Client()
+	for _, name := range []string{"a", "b", "c"} {
+		putHook(t, c, &v1.Hook{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default"},
+			Spec: v1.HookSpec{Goal: "g", Steps: []v1.Step{{Name: "one"}, {Name: "two"}}}})
+	}
+	serve := func(dir string, until func() bool) {
+		t.Helper()
+		cmd := exec.Command(tetherBin, "run", "--store", dir, "--metrics-bind-address", "0")
+		cmd.Env = append(os.Environ(), "TETHER_HOME="+filepath.Join(root, "home"))
+		out := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for !until() {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				t.Fatalf("tether run on %s did not settle:\n%s", dir, out.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+	}
+	settled := func(dir string) func() bool {
+		return func() bool {
+			for _, name := range []string{"a", "b", "c"} {
+				h := &v1.Hook{}
+				if !exists(t, c, h, name) || h.Status.State != v1.HookStepPending || h.Status.RecoveryFile == "" {
+					return false
+				}
+				f := h.Status.RecoveryFile
+				if !filepath.IsAbs(f) {
+					f = filepath.Join(dir, f)
+				}
+				if _, err := os.Stat(f); err != nil {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	serve(first, settled(first))
+	before := journalSize(t, first)
+	if out, err := exec.Command("cp", "-a", first, moved).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v %s", err, out)
+	}
+	started := time.Now()
+	serve(moved, func() bool { return time.Since(started) > 3*time.Second })
+	if after := journalSize(t, moved); after != before {
+		t.Errorf("tether run on the moved store wrote %d bytes to its journal; want none", after-before)
+	}
+}
+
+func journalSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	fi, err := os.Stat(filepath.Join(dir, "journal"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

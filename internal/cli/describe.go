@@ -21,6 +21,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -138,6 +139,10 @@ func Describe(ctx context.Context, b *Backend, cfg *config.Config, rt ResourceTy
 	case tetherv1alpha1.GroupVersion.WithKind("Hook").GroupKind():
 		h := &tetherv1alpha1.Hook{}
 		if err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, h); err == nil {
+			if f := h.Status.RecoveryFile; f != "" && !filepath.IsAbs(f) && !b.Cluster {
+				// The local store records it relative to its directory.
+				h.Status.RecoveryFile = filepath.Join(b.Location, f)
+			}
 			var cps []tetherv1alpha1.Checkpoint
 			if cps, err = checkpointsOf(ctx, b, h); err == nil {
 				describeHook(w, h, cps, cfg)

@@ -232,10 +232,11 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 		return nil, controllers.Options{}, err
 	}
 	return mgr, controllers.Options{
-		Config:      cfg,
-		RecoveryDir: filepath.Join(dir, RecoveryDirName),
-		EventTTL:    o.eventTTL,
-		Evidence:    metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir})),
+		Config:           cfg,
+		RecoveryDir:      filepath.Join(dir, RecoveryDirName),
+		RecoveryFileBase: dir,
+		EventTTL:         o.eventTTL,
+		Evidence:         metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, &receipts.FileKeyManager{Dir: cfg.KeyDir})),
 		Worker: controllers.WorkerOptions{
 			LogDir: filepath.Join(dir, "logs"),
 			Env:    []string{config.StoreEnv + "=" + dir},
