@@ -209,12 +209,19 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 		// The recovery file lists the Hook's checkpoints: one created, pruned
 		// or deleted without a Hook write must still rewrite it.
 		Owns(&v1.Checkpoint{}).
-		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation})
+		// Hooks that fall due together (their heartbeats stored in the same
+		// second) are written together: the store's group commit then
+		// shares one journal fsync among them, where one reconcile at a
+		// time would queue every stale transition behind the others' writes.
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation, MaxConcurrentReconciles: hookReconcilers})
 	if r.exits != nil {
 		b = b.WatchesRawSource(source.Channel(r.exits.hooks, &handler.EnqueueRequestForObject{}))
 	}
 	return b.Complete(r)
 }
+
+// hookReconcilers is how many Hooks the Hook reconciler works on at once.
+const hookReconcilers = 4
 
 // recoveryFileStatus is the path status.recoveryFile records for hook:
 // relative to RecoveryFileBase when it is set and holds the file.
