@@ -220,4 +220,27 @@ func TestForgedStatusNeverDrivesTheNextAction(t *testing.T) {
 			e.waitGet(f.name, 20*time.Second, consistent, "step_pending True")
 		})
 	}
+
+	// A damaged history proves nothing: repair refuses it, writing
+	// nothing, and the Hook can still be given up.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h := e.hook("clean")
+		h.Status.History[1].To = v1.HookStepValidating
+		return e.client.Status().Update(context.Background(), h)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitGet("clean", 20*time.Second, `{.status.conditions[?(@.type=="HistoryConsistent")].status}`, "False")
+	before := e.hook("clean").ResourceVersion
+	if _, stderr, code := e.tether("repair", "clean"); code != 1 || !strings.Contains(stderr, "the history itself is damaged") {
+		t.Errorf("repair of a damaged history: exit %d, stderr %q; want 1, saying the history is damaged", code, stderr)
+	}
+	if rec := e.ok("recover", "clean"); !strings.Contains(rec, "The history itself is damaged") || !strings.Contains(section(t, rec, "## What to do now"), "a person checks the work and decides") {
+		t.Errorf("recover of a damaged history:\n%s", rec)
+	}
+	if after := e.hook("clean").ResourceVersion; after != before {
+		t.Errorf("the refused repair wrote the Hook: resourceVersion %s -> %s", before, after)
+	}
+	e.ok("fail", "clean", "--reason", "the history was damaged")
 }

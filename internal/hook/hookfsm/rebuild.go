@@ -62,10 +62,10 @@ func (e *HistoryError) Is(target error) bool {
 // status.recovery is cleared unless the state is recovering or
 // awaiting_human; a missing current step is made from the replay (a
 // current step at the wrong index keeps what it records of the work); a
-// step no longer passed loses its completion time and
-// files; a step that the history never began is pending again, with
-// nothing recorded; a step the history passed is passed. Other fields
-// (receipts, agent session, checkpoints) are kept as they are.
+// step no longer passed loses its completion time and files; a step that
+// the history never began is pending again, with nothing recorded; a step
+// the history passed is passed. Other fields (receipts, agent session,
+// checkpoints) are kept as they are.
 //
 // A history that Fold cannot replay, or that lost entries it did not
 // count (a status.historyDropped disagreement on a history that does not
