@@ -349,6 +349,43 @@ func TestHookReconcileDetectsHandEditedStatus(t *testing.T) {
 	}
 }
 
+// TestForgedStatusDrivesNoTransition forges the attempt of a running Hook
+// whose heartbeat then goes stale: the reconciler does not interrupt it
+// (the interrupt would act on the forged attempt and append an entry the
+// history cannot follow), and Ready says why: HistoryMismatch.
+func TestForgedStatusDrivesNoTransition(t *testing.T) {
+	env := newStore(t)
+	ctx := context.Background()
+	h := newHook("task", time.Minute, "build")
+	if err := env.c.Create(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	last := drive(t, h, hookfsm.Initialize, hookfsm.Begin)
+	h.Status.CurrentStep.Attempt = 2
+	if err := env.c.Status().Update(ctx, h); err != nil {
+		t.Fatal(err)
+	}
+	now := last.Add(time.Hour)
+	r := &controllers.HookReconciler{
+		Client: env.c, Events: env.mgr.GetEventRecorder(controllers.HookControllerName),
+		Config: testConfig(t), Now: func() time.Time { return now },
+	}
+	req := ctrl.Request{NamespacedName: types.NamespacedName{Namespace: "default", Name: "task"}}
+	if _, err := r.Reconcile(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	got := &v1.Hook{}
+	if err := env.c.Get(ctx, req.NamespacedName, got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Status.State != v1.HookStepRunning || len(got.Status.History) != 2 {
+		t.Errorf("state %s with %d history entries; want step_running and the 2 there were: no interrupt", got.Status.State, len(got.Status.History))
+	}
+	if ready := condition(got, v1.ConditionReady); ready.Status != metav1.ConditionFalse || ready.Reason != v1.ReasonHistoryMismatch {
+		t.Errorf("Ready = %+v; want False (%s)", ready, v1.ReasonHistoryMismatch)
+	}
+}
+
 // TestStaleOnTheFileStore runs the manager: a hook that stops heartbeating
 // is recovering once staleAfter has passed, not before, and its recovery
 // file follows every change.

@@ -66,6 +66,13 @@ type pendingEvent = hookwrite.Event
 func (s *hookScope) apply(in hookfsm.Input) (*hookwrite.Event, error) {
 	res, err := hookwrite.Apply(s.hook, in, hookwrite.Options{Actor: HookControllerName, Now: func() time.Time { return s.now }})
 	if err != nil {
+		var mismatch *hookfsm.StatusError
+		if errors.As(err, &mismatch) {
+			// A status that disagrees with its history drives no
+			// transition; the history phase reports it (HistoryConsistent,
+			// Ready), and tether repair puts it right.
+			return nil, nil
+		}
 		if errors.Is(err, hookfsm.ErrRejected) {
 			// No retry changes the state machine's answer on this Hook:
 			// the Ready condition says why, and the Hook's next change

@@ -590,6 +590,7 @@ type HistoryEntry struct {
 // +kubebuilder:printcolumn:name="Attempt",type=integer,JSONPath=`.status.currentStep.attempt`
 // +kubebuilder:printcolumn:name="Assignee",type=string,JSONPath=`.spec.assignee`
 // +kubebuilder:printcolumn:name="Paused",type=boolean,JSONPath=`.spec.suspend`
+// +kubebuilder:printcolumn:name="History",type=string,JSONPath=`.status.conditions[?(@.reason=="HistoryMismatch")].reason`,description="HistoryMismatch while the status disagrees with its history (condition HistoryConsistent=False); tether repair rebuilds it"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 // +kubebuilder:printcolumn:name="Heartbeat",type=date,JSONPath=`.status.lastHeartbeat`,priority=1
 // +kubebuilder:printcolumn:name="Goal",type=string,JSONPath=`.spec.goal`,priority=1

@@ -152,10 +152,8 @@ func transitionAs(ctx context.Context, b *Backend, key client.ObjectKey, actor s
 // explainHookErr names the Hook in err unless the error already does: the
 // state machine's errors and the API's not-found and conflict errors do.
 func explainHookErr(name string, err error) error {
-	var transitionErr *hookfsm.TransitionError
-	var invalidErr *hookfsm.InvalidError
 	var statusErr apierrors.APIStatus
-	if errors.As(err, &transitionErr) || errors.As(err, &invalidErr) || errors.As(err, &statusErr) {
+	if errors.Is(err, hookfsm.ErrRejected) || errors.As(err, &statusErr) {
 		return err
 	}
 	return fmt.Errorf("hook %q: %w", name, err)

@@ -70,6 +70,7 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	root.AddCommand(newAgentCommands(opts)...)
 	root.AddCommand(newPauseCommands(opts)...)
+	root.AddCommand(newRepairCommand(opts))
 	root.AddCommand(newInitCommand(opts))
 	root.AddCommand(newRecoverCommand(opts), newGCCommand(opts), newDoctorCommand(opts))
 	root.AddCommand(newWorkerCommand(opts), newClaimCommand(opts), newLogsCommand(opts))

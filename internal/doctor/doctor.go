@@ -319,10 +319,15 @@ func CheckHookHistory(hook *v1.Hook) []Finding {
 	if len(ds) == 0 {
 		return nil
 	}
-	return []Finding{{Check: CheckHistory, Severity: Error, Object: object("hook", hook.Namespace, hook.Name),
-		Reason: "the status disagrees with the replay of status.history: " + hookfsm.Summary(ds),
-		Fix: fmt.Sprintf("the status was changed outside the state machine (a hand edit?): see tether describe hook %s%s; do not trust it, and give the Hook up (tether fail %s%s --reason ...) or put the status back as the history says",
-			hook.Name, nsFlag(hook.Namespace), hook.Name, nsFlag(hook.Namespace))}}
+	f := Finding{Check: CheckHistory, Severity: Error, Object: object("hook", hook.Namespace, hook.Name),
+		Reason: "the status disagrees with the replay of status.history: " + hookfsm.Summary(ds)}
+	name := hook.Name + nsFlag(hook.Namespace)
+	if _, _, err := hookfsm.Rebuild(hook); err != nil {
+		f.Fix = fmt.Sprintf("the history itself is damaged, so tether repair cannot rebuild the status from it: see tether describe hook %s; do not trust either, and give the Hook up (tether fail %s --reason ...) or restore its file from a backup", name, name)
+		return []Finding{f}
+	}
+	f.Fix = fmt.Sprintf("the status was changed outside the state machine (a hand edit?), and tether refuses every transition of the Hook until it agrees: see tether describe hook %s, check the work, then run tether repair %s to rebuild the status from the history", name, name)
+	return []Finding{f}
 }
 
 // CheckHookReceipts checks hook's whole claim against its receipts

@@ -325,6 +325,8 @@ func TestCheckHookHistory(t *testing.T) {
 	completed := hook("done")
 	completed.Namespace = "team"
 	completed.Status.State = v1.HookCompleted
+	damaged := hook("broken")
+	damaged.Status.History = []v1.HistoryEntry{{Event: "validate", From: v1.HookInitializing, To: v1.HookStepValidating}}
 	cases := []struct {
 		name string
 		hook *v1.Hook
@@ -333,7 +335,10 @@ func TestCheckHookHistory(t *testing.T) {
 		{"agrees with its history", hook("a"), nil},
 		{"completed without a history", completed, []doctor.Finding{{Check: doctor.CheckHistory, Severity: doctor.Error, Object: "hook/team/done",
 			Reason: "the status disagrees with the replay of status.history: status.state is completed; history says initializing",
-			Fix:    "the status was changed outside the state machine (a hand edit?): see tether describe hook done -n team; do not trust it, and give the Hook up (tether fail done -n team --reason ...) or put the status back as the history says"}}},
+			Fix:    "the status was changed outside the state machine (a hand edit?), and tether refuses every transition of the Hook until it agrees: see tether describe hook done -n team, check the work, then run tether repair done -n team to rebuild the status from the history"}}},
+		{"a damaged history", damaged, []doctor.Finding{{Check: doctor.CheckHistory, Severity: doctor.Error, Object: "hook/default/broken",
+			Reason: "the status disagrees with the replay of status.history: status.history is not a sequence of transitions; history says history[0] (validate from initializing): not a transition",
+			Fix:    "the history itself is damaged, so tether repair cannot rebuild the status from it: see tether describe hook broken; do not trust either, and give the Hook up (tether fail broken --reason ...) or restore its file from a backup"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

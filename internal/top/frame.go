@@ -26,6 +26,8 @@ import (
 	"charm.land/lipgloss/v2/table"
 	"github.com/charmbracelet/x/ansi"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -175,6 +177,9 @@ func (f *frame) hookCells(h *v1.Hook) []cell {
 	if h.Spec.Suspend {
 		state.text += " (paused)"
 	}
+	if historyMismatch(h) {
+		state.text, state.tone = state.text+" (history mismatch)", red
+	}
 	step, attempt := "-", "-"
 	if cs := st.CurrentStep; cs != nil {
 		step = fmt.Sprintf("%d/%d %s", cs.Index+1, len(h.Spec.Steps), cs.Name)
@@ -190,6 +195,14 @@ func (f *frame) hookCells(h *v1.Hook) []cell {
 		cells = append([]cell{{text: h.Namespace}}, cells...)
 	}
 	return cells
+}
+
+// historyMismatch reports whether h's status disagrees with its history, as
+// the HistoryConsistent condition says (tether get's HISTORY column reads
+// the same condition): its state is not to be trusted.
+func historyMismatch(h *v1.Hook) bool {
+	c := meta.FindStatusCondition(h.Status.Conditions, v1.ConditionHistoryConsistent)
+	return c != nil && c.Status == metav1.ConditionFalse
 }
 
 // workerCells is w's row: phase, PID or Pod, restarts, crashes in the

@@ -134,6 +134,23 @@ func busy() []fixture {
 	}
 }
 
+// handEdited is a Hook whose status a hand edit set to completed, as the
+// Hook reconciler found (HistoryConsistent=False), beside one that agrees.
+func handEdited() []fixture {
+	return []fixture{
+		hook("hand-edited", 2, func(h *v1.Hook) {
+			h.Status.State, h.Status.CurrentStep, h.Status.LastHeartbeat = v1.HookCompleted, step(0, "reproduce", 1), microAgo(10*time.Minute)
+			h.Status.Conditions = []metav1.Condition{{Type: v1.ConditionHistoryConsistent, Status: metav1.ConditionFalse, Reason: v1.ReasonHistoryMismatch,
+				Message: "status.state is completed; history says step_running", LastTransitionTime: ago(time.Minute)}}
+		}),
+		hook("untouched", 2, func(h *v1.Hook) {
+			h.Status.State, h.Status.CurrentStep, h.Status.LastHeartbeat = v1.HookStepRunning, step(0, "reproduce", 1), microAgo(time.Minute)
+			h.Status.Conditions = []metav1.Condition{{Type: v1.ConditionHistoryConsistent, Status: metav1.ConditionTrue, Reason: v1.ReasonHistoryMatches,
+				Message: "agrees", LastTransitionTime: ago(time.Minute)}}
+		}),
+	}
+}
+
 // podWorker is a Worker run as a Pod (cluster mode).
 func podWorker(name string, status func(*v1.Worker)) fixture {
 	f := worker(name, status)
@@ -220,6 +237,7 @@ func TestOnce(t *testing.T) {
 		{"empty", "default", nil},
 		{"busy", "default", busy()},
 		{"crash", "default", crash()},
+		{"history-mismatch", "default", handEdited()},
 		{"all-namespaces", "", append(crash(), other())},
 		{"other-namespace", "team-a", append(crash(), other())},
 	} {

@@ -709,3 +709,56 @@ func TestGitHooksInstalledTakeTheCommit(t *testing.T) {
 		t.Errorf("%d checkpoints taken although tether's git hooks are installed", len(list.Items))
 	}
 }
+
+// TestForgedStatus edits a running Hook's status to completed, as a hand
+// edit of the store would: SessionStart gives the recovery file, not
+// "nothing is left to do", and its next action is to stop and ask a
+// person; the Stop continues the agent once with that instruction, then
+// lets it stop (AgentLoop HistoryMismatch, a Warning).
+func TestForgedStatus(t *testing.T) {
+	for _, forge := range []struct {
+		name string
+		edit func(st *v1.HookStatus)
+	}{
+		{"state completed", func(st *v1.HookStatus) { st.State = v1.HookCompleted }},
+		{"a step skipped", func(st *v1.HookStatus) {
+			st.CurrentStep.Index, st.CurrentStep.Name, st.Steps[0].Phase = 1, "test", v1.StepPassed
+		}},
+		{"an attempt forgiven", func(st *v1.HookStatus) { st.CurrentStep.Attempt, st.Steps[0].Attempts = 3, 3 }},
+	} {
+		t.Run(forge.name, func(t *testing.T) {
+			e := newEnv(t)
+			key := e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
+			e.env[config.HookEnv] = "task"
+			h := e.hook(key)
+			forge.edit(&h.Status)
+			if err := e.c.Status().Update(context.Background(), h); err != nil {
+				t.Fatal(err)
+			}
+			ctx := additionalContext(t, e.handle(claudehook.Event{HookEventName: claudehook.SessionStart, Source: "startup"}).Answer)
+			for _, want := range []string{"## WARNING: the status disagrees with its history", "## What to do now\n\nstop and ask a person", "`tether repair task`"} {
+				if !strings.Contains(ctx, want) {
+					t.Errorf("SessionStart context lacks %q:\n%s", want, ctx)
+				}
+			}
+			if strings.Contains(ctx, "nothing is left to do") || strings.Contains(ctx, "nothing: every step passed") {
+				t.Errorf("SessionStart context says there is nothing to do:\n%s", ctx)
+			}
+			dec, reason := decision(t, e.handle(claudehook.Event{HookEventName: claudehook.Stop}).Answer)
+			if dec != "block" || !strings.Contains(reason, "stop and ask a person") || !strings.Contains(reason, "`tether repair task`") {
+				t.Fatalf("first Stop: %q %q, want a continuation telling the agent to stop and ask a person", dec, reason)
+			}
+			if res := e.handle(claudehook.Event{HookEventName: claudehook.Stop, StopHookActive: true}); len(res.Answer.Stdout) != 0 {
+				t.Fatalf("second Stop: %s, want the agent let go", res.Answer.Stdout)
+			}
+			if c := meta.FindStatusCondition(e.hook(key).Status.Conditions, v1.ConditionAgentLoop); c == nil || c.Reason != string(claudehook.EndHistoryMismatch) {
+				t.Errorf("condition %+v, want AgentLoop HistoryMismatch", c)
+			}
+			e.rec.mu.Lock()
+			defer e.rec.mu.Unlock()
+			if len(e.rec.events) != 1 || !strings.Contains(e.rec.events[0], "Warning HistoryMismatch AgentLoop") {
+				t.Errorf("events %q, want one Warning HistoryMismatch", e.rec.events)
+			}
+		})
+	}
+}

@@ -409,7 +409,8 @@ func (h *handler) sessionStart(ctx context.Context) error {
 	}
 	var b strings.Builder
 	b.WriteString(SupersedeLine(hook, now))
-	if st := hook.Status.State; st.IsTerminal() {
+	mismatch := len(hookfsm.CheckHistory(hook)) > 0
+	if st := hook.Status.State; st.IsTerminal() && !mismatch {
 		fmt.Fprintf(&b, "tether: hook %s is %s; nothing is left to do on it (%s).", hook.Name, st, hookfsm.NextAction(hook))
 		h.res.Answer = claudehook.SessionStartContext(b.String())
 		return nil
@@ -554,8 +555,13 @@ func Fingerprint(hook *v1.Hook) string {
 
 // ContinuationText is what a Stop continuation tells the agent: the one
 // next action, which names the verb to run; with lost work, the restore
-// first and the step's next action after it.
+// first and the step's next action after it. While the status disagrees
+// with its history, it is the next action alone, which tells the agent to
+// stop and ask a person, whatever the status says.
 func ContinuationText(hook *v1.Hook, lost *recoveryfile.LostWork) string {
+	if len(hookfsm.CheckHistory(hook)) > 0 {
+		return fmt.Sprintf("tether: the status of hook %s disagrees with its history. Next: %s", hook.Name, hookfsm.NextAction(hook))
+	}
 	if lost != nil && len(lost.Paths) > 0 {
 		return fmt.Sprintf("tether: hook %s is not finished (%s). Next: %s\n\nAfter that: %s", hook.Name, hookfsm.Describe(hook), lost.Action(), hookfsm.NextAction(hook))
 	}
@@ -598,11 +604,13 @@ func (h *handler) stop(ctx context.Context) error {
 		s := h.touch(hook, now)
 		st := hook.Status.State
 		fp := Fingerprint(hook)
+		mismatch := len(hookfsm.CheckHistory(hook)) > 0
 		next := ""
-		if !st.IsTerminal() {
+		if !st.IsTerminal() || mismatch {
 			next = ContinuationText(hook, lost)
 		}
 		d = claudehook.Decide(claudehook.StopInput{
+			HistoryMismatch: mismatch,
 			Terminal:        st.IsTerminal(),
 			State:           string(st),
 			AwaitingHuman:   st == v1.HookAwaitingHuman,
@@ -634,7 +642,7 @@ func (h *handler) stop(ctx context.Context) error {
 	if !d.Block && (prevCond == nil || prevCond.Status != metav1.ConditionFalse || prevCond.Reason != string(d.End)) && h.opts.Recorder != nil {
 		typ := corev1.EventTypeNormal
 		switch d.End {
-		case claudehook.EndHookCap, claudehook.EndConsecutiveCap, claudehook.EndNoProgress:
+		case claudehook.EndHookCap, claudehook.EndConsecutiveCap, claudehook.EndNoProgress, claudehook.EndHistoryMismatch:
 			typ = corev1.EventTypeWarning
 		}
 		h.opts.Recorder.Eventf(hook, nil, typ, string(d.End), ActionAgentLoop, "the agent's Stop loop ended: %s", d.Message)

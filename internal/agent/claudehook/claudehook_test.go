@@ -261,6 +261,16 @@ func TestDecide(t *testing.T) {
 		{name: "below session cap", in: with(func(in *claudehook.StopInput) { in.Consecutive = claudehook.DefaultMaxConsecutive - 1 }), wantBlock: true, wantCons: 6, wantTotal: 11},
 		{name: "session cap configured", in: base, limits: claudehook.Limits{MaxConsecutive: 2}, wantEnd: claudehook.EndConsecutiveCap, wantTotal: 10},
 		{name: "no progress", in: with(func(in *claudehook.StopInput) { in.Fingerprint = "a" }), wantEnd: claudehook.EndNoProgress, wantMsg: "no progress", wantTotal: 10},
+		{name: "history mismatch on a terminal status: told once", in: with(func(in *claudehook.StopInput) { in.HistoryMismatch, in.Terminal, in.State = true, true, "completed" }),
+			wantBlock: true, wantCons: 3, wantTotal: 11},
+		{name: "history mismatch, already told", in: with(func(in *claudehook.StopInput) { in.HistoryMismatch, in.Terminal, in.Fingerprint = true, true, "a" }),
+			wantEnd: claudehook.EndHistoryMismatch, wantMsg: "tether repair", wantTotal: 10},
+		{name: "history mismatch at a cap", in: with(func(in *claudehook.StopInput) {
+			in.HistoryMismatch, in.Consecutive = true, claudehook.DefaultMaxConsecutive
+		}),
+			wantEnd: claudehook.EndHistoryMismatch, wantTotal: 10},
+		{name: "history mismatch while paused", in: with(func(in *claudehook.StopInput) { in.HistoryMismatch, in.Suspended = true, true }),
+			wantEnd: claudehook.EndSuspended, wantTotal: 10},
 		{name: "no progress across turns too", in: with(func(in *claudehook.StopInput) { in.Fingerprint = "a"; in.StopHookActive = false }), wantEnd: claudehook.EndNoProgress, wantTotal: 10},
 	}
 	for _, tt := range tests {

@@ -59,6 +59,10 @@ type StopInput struct {
 	AwaitingHuman bool
 	// Suspended is true when the Hook is paused (spec.suspend).
 	Suspended bool
+	// HistoryMismatch is true when the Hook's status disagrees with its
+	// history (hookfsm.CheckHistory): the status, terminal or not, says
+	// nothing to trust, and Next tells the agent to stop and ask a person.
+	HistoryMismatch bool
 	// StopHookActive is the event's stop_hook_active: the previous Stop of
 	// this turn was blocked. When false, a new turn began (a person spoke),
 	// and the consecutive count starts again.
@@ -83,13 +87,14 @@ type EndReason string
 
 // Why the loop ends, checked in this order.
 const (
-	EndTerminal       EndReason = "HookTerminal"
-	EndSuspended      EndReason = "HookPaused"
-	EndAwaitingHuman  EndReason = "AwaitingHuman"
-	EndNoNextAction   EndReason = "NoNextAction"
-	EndHookCap        EndReason = "HookContinuationCap"
-	EndConsecutiveCap EndReason = "SessionContinuationCap"
-	EndNoProgress     EndReason = "NoProgress"
+	EndHistoryMismatch EndReason = "HistoryMismatch"
+	EndTerminal        EndReason = "HookTerminal"
+	EndSuspended       EndReason = "HookPaused"
+	EndAwaitingHuman   EndReason = "AwaitingHuman"
+	EndNoNextAction    EndReason = "NoNextAction"
+	EndHookCap         EndReason = "HookContinuationCap"
+	EndConsecutiveCap  EndReason = "SessionContinuationCap"
+	EndNoProgress      EndReason = "NoProgress"
 )
 
 // StopDecision is Decide's answer.
@@ -118,7 +123,10 @@ func (d StopDecision) Answer() Answer {
 }
 
 // Decide decides whether a Stop continues the loop. The first rule that
-// applies wins: a terminal, paused or awaiting_human Hook, or no next action,
+// applies wins. A Hook whose status disagrees with its history is
+// continued once, with Next telling the agent to stop and ask a person,
+// so that it says so; then, or when paused or at a cap, the agent may
+// stop. Otherwise: a terminal, paused or awaiting_human Hook, or no next action,
 // lets the agent stop; then the per-Hook cap, the per-session consecutive cap
 // (counted only while stop_hook_active says the turn is still the one tether
 // continued), and finally a continuation that would repeat the previous one
@@ -131,6 +139,16 @@ func Decide(in StopInput, limits Limits) StopDecision {
 	}
 	end := func(r EndReason, format string, args ...any) StopDecision {
 		return StopDecision{End: r, Message: fmt.Sprintf(format, args...), HookTotal: in.HookTotal}
+	}
+	told := in.LastFingerprint != "" && in.LastFingerprint == in.Fingerprint
+	if in.HistoryMismatch {
+		switch {
+		case in.Suspended:
+			return end(EndSuspended, "the Hook is paused: the agent may stop until it is unpaused")
+		case told, in.Next == "", in.HookTotal >= limits.MaxPerHook, consecutive >= limits.MaxConsecutive:
+			return end(EndHistoryMismatch, "the Hook's status disagrees with its history: the agent may stop until a person repairs it (tether repair)")
+		}
+		return StopDecision{Block: true, Reason: in.Next, Consecutive: consecutive + 1, HookTotal: in.HookTotal + 1}
 	}
 	switch {
 	case in.Terminal:
@@ -145,7 +163,7 @@ func Decide(in StopInput, limits Limits) StopDecision {
 		return end(EndHookCap, "the Hook reached its cap of %d continuations", limits.MaxPerHook)
 	case consecutive >= limits.MaxConsecutive:
 		return end(EndConsecutiveCap, "the session reached its cap of %d consecutive continuations", limits.MaxConsecutive)
-	case in.LastFingerprint != "" && in.LastFingerprint == in.Fingerprint:
+	case told:
 		return end(EndNoProgress, "no progress since the previous continuation: the Hook's state did not change, so the same instruction would repeat")
 	}
 	return StopDecision{Block: true, Reason: in.Next, Consecutive: consecutive + 1, HookTotal: in.HookTotal + 1}

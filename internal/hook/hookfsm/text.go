@@ -25,7 +25,15 @@ import (
 
 // NextAction is the one thing to do next on hook, for the recovery file's
 // "What to do now" and the CLI. Commands in it are Markdown code spans.
+//
+// While the status disagrees with its history (CheckHistory), it is never
+// what the status says: it tells the agent to stop and ask a person, with
+// where the history says the task stands and the way back (`tether
+// repair`), or, when the history itself is damaged, that a person decides.
 func NextAction(hook *v1.Hook) string {
+	if ds := CheckHistory(hook); len(ds) > 0 {
+		return untrustedAction(hook, ds)
+	}
 	st := &hook.Status
 	switch state := st.State; state {
 	case "", v1.HookInitializing, v1.HookStepPending:
@@ -56,6 +64,22 @@ func NextAction(hook *v1.Hook) string {
 	default:
 		return fmt.Sprintf("nothing until a person fixes status.state: %q is not a state", state)
 	}
+}
+
+// untrustedAction is NextAction for a Hook whose status disagrees with
+// its history in ds.
+func untrustedAction(hook *v1.Hook, ds []Disagreement) string {
+	what := ds[0].String()
+	if len(ds) > 1 {
+		what += fmt.Sprintf(", and %d more", len(ds)-1)
+	}
+	rebuilt, _, err := Rebuild(hook)
+	if err != nil {
+		return fmt.Sprintf("stop and ask a person: the status disagrees with its history (%s), and the history itself is damaged, so neither says where the task stands; a person checks the work and decides what happens next", what)
+	}
+	proven := Describe(&v1.Hook{ObjectMeta: hook.ObjectMeta, Spec: hook.Spec, Status: *rebuilt})
+	return fmt.Sprintf("stop and ask a person: the status disagrees with its history (%s), so tether refuses every step of this task until a person checks the work and runs %s, which rebuilds the status from the history (it says: %s); until then do not begin, repeat or skip any step",
+		what, command(hook, "repair"), proven)
 }
 
 // RecommendedAction is how an agent resumes hook after an interruption in

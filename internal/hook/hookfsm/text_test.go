@@ -37,7 +37,7 @@ func TestNextAction(t *testing.T) {
 		{"step_running", v1.HookStepRunning, nil, "work on step \"implement\" (2/3), attempt 1, then run `tether step done task` to validate it"},
 		{"step_validating", v1.HookStepValidating, nil, "wait for `tether step done task` to finish validating step \"implement\" (2/3), attempt 1"},
 		{"awaiting_human", v1.HookAwaitingHuman, nil, "wait for a person to answer \"which database?\", then run `tether resume task`"},
-		{"awaiting_human without a reason", v1.HookAwaitingHuman, func(h *v1.Hook) { h.Status.History = nil },
+		{"awaiting_human without a reason", v1.HookAwaitingHuman, func(h *v1.Hook) { h.Status.History[len(h.Status.History)-1].Message = "" },
 			"wait for a person, then run `tether resume task`"},
 		{"recovering", v1.HookRecovering, nil,
 			"run `tether resume task` and continue step \"implement\" (2/3) as attempt 2: the interrupted attempt 1 counts"},
@@ -47,16 +47,21 @@ func TestNextAction(t *testing.T) {
 		{"recovering with a step out of range", v1.HookRecovering, func(h *v1.Hook) {
 			h.Status.Recovery = nil
 			h.Status.CurrentStep.Index, h.Status.CurrentStep.Name = 5, "gone"
-		}, "run `tether step begin task` to start step \"gone\" (6/3), attempt 1"},
+		}, "stop and ask a person: the status disagrees with its history (status.currentStep.index is 5; history says 1), so tether refuses every step of this task until a person checks the work and runs `tether repair task`, which rebuilds the status from the history (it says: recovering at step \"implement\" (2/3), attempt 1); until then do not begin, repeat or skip any step"},
 		{"recovering without a current step", v1.HookRecovering, func(h *v1.Hook) {
 			h.Status.Recovery, h.Status.CurrentStep = nil, nil
-		}, "run `tether step begin task` to start step \"api\" (1/3), attempt 1"},
+		}, "stop and ask a person: the status disagrees with its history (status.currentStep is missing; history says step 2, attempt 1), so tether refuses every step of this task until a person checks the work and runs `tether repair task`, which rebuilds the status from the history (it says: recovering at step \"implement\" (2/3), attempt 1); until then do not begin, repeat or skip any step"},
 		{"completed", v1.HookCompleted, nil, "nothing: every step passed; do not repeat any of them"},
 		{"failed", v1.HookFailed, nil, "nothing: the task failed (which database?); a person decides what happens next"},
-		{"failed without a reason", v1.HookFailed, func(h *v1.Hook) { h.Status.History = nil }, "nothing: the task failed; a person decides what happens next"},
+		{"failed without a reason", v1.HookFailed, func(h *v1.Hook) { h.Status.History[len(h.Status.History)-1].Message = "" }, "nothing: the task failed; a person decides what happens next"},
 		{"abandoned", v1.HookAbandoned, nil, "nothing: the task was abandoned"},
 		{"unknown state", v1.HookAbandoned, func(h *v1.Hook) { h.Status.State = "sleeping" },
-			"nothing until a person fixes status.state: \"sleeping\" is not a state"},
+			"stop and ask a person: the status disagrees with its history (status.state is sleeping; history says abandoned), so tether refuses every step of this task until a person checks the work and runs `tether repair task`, which rebuilds the status from the history (it says: abandoned at step \"implement\" (2/3), attempt 1); until then do not begin, repeat or skip any step"},
+		{"completed by a hand edit", v1.HookStepRunning, func(h *v1.Hook) { h.Status.State = v1.HookCompleted },
+			"stop and ask a person: the status disagrees with its history (status.state is completed; history says step_running), so tether refuses every step of this task until a person checks the work and runs `tether repair task`, which rebuilds the status from the history (it says: step \"implement\" (2/3) running, attempt 1); until then do not begin, repeat or skip any step"},
+		{"completed by a hand edit of a damaged history", v1.HookStepRunning, func(h *v1.Hook) {
+			h.Status.State, h.Status.History[1].To = v1.HookCompleted, v1.HookFailed
+		}, "stop and ask a person: the status disagrees with its history (status.history is not a sequence of transitions; history says history[1] (begin from step_pending): cannot end in failed at step 0, attempt 1), and the history itself is damaged, so neither says where the task stands; a person checks the work and decides what happens next"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			hook := inState(t, tc.state)

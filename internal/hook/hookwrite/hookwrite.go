@@ -19,7 +19,7 @@ limitations under the License.
 // with retry-on-conflict and records an Event on the Hook naming the actor.
 //
 // It is the one way to change a Hook's status. The agent verbs call
-// Transition. The Hook reconciler, which applies its phases in memory and
+// Transition; tether repair calls RebuildStatus. The Hook reconciler, which applies its phases in memory and
 // writes once per reconcile, calls Apply and Emit, the pure and the
 // recording halves of the same step, so both follow one encoding.
 package hookwrite
@@ -133,8 +133,13 @@ func CrashReason(t v1.CrashType) string {
 // and its write: it sets the input's time and actor from opts, runs
 // hookfsm.Apply and, on success, replaces hook.Status. It returns what
 // happened and the Event that reports it. A rejected event leaves hook as
-// it was and returns hookfsm's error.
+// it was and returns hookfsm's error: also every event but a heartbeat on
+// a Hook whose status disagrees with its history (hookfsm.Trust), which
+// RebuildStatus puts right first.
 func Apply(hook *v1.Hook, in hookfsm.Input, opts Options) (Result, error) {
+	if err := hookfsm.Trust(hook, in.Event); err != nil {
+		return Result{}, err
+	}
 	in.Now = metav1.NewTime(opts.now())
 	in.Actor = opts.Actor
 	from := stateOr(hook.Status.State)

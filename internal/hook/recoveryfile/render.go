@@ -149,6 +149,13 @@ func (r *renderer) historyCheck() {
 		r.printf("- `%s` is %s; history says %s\n", d.Field, oneLine(d.Recorded), oneLine(d.Replayed))
 	}
 	r.printf("\n")
+	if _, _, err := hookfsm.Rebuild(r.hook); err != nil {
+		r.printf("The history itself is damaged, so nothing can be rebuilt from it: %s.\n", oneLine(err.Error()))
+		r.printf("Stop, and ask a person to check the work and decide what happens next.\n\n")
+		return
+	}
+	r.printf("Until a person checks the work and runs `%s`, which rebuilds these fields from the history,\n", command(r.hook, "repair"))
+	r.printf("tether refuses every step of this task: stop, and ask a person.\n\n")
 }
 
 // evidenceCheck warns, before the steps are listed, when the receipts do
@@ -171,7 +178,11 @@ func (r *renderer) evidenceCheck() {
 func (r *renderer) summary() {
 	h, st := r.hook, &r.hook.Status
 	r.printf("## Where the task stands\n\n")
-	r.printf("- State: `%s`\n", stateOf(st))
+	r.printf("- State: `%s`", stateOf(st))
+	if replayed, _, _, err := hookfsm.Fold(st.History); err == nil && replayed != stateOf(st) {
+		r.printf(" (not to be trusted: the history says `%s`)", replayed)
+	}
+	r.printf("\n")
 	if cs := st.CurrentStep; cs != nil && !stateOf(st).IsTerminal() {
 		r.printf("- Step: %s\n", stepLabel(h, int(cs.Index)))
 		r.printf("- Attempt: %d of %d\n", cs.Attempt, hookfsm.MaxAttempts(&h.Spec))

@@ -219,6 +219,23 @@ func TestSections(t *testing.T) {
 				"- `` \"c\\n## DO NOT REPEAT\\n\" ``\n"},
 		},
 		{
+			name:   "completed by a hand edit",
+			mutate: func(h *v1.Hook) { h.Status.State = v1.HookCompleted },
+			want: []string{"## WARNING: the status disagrees with its history", "- `status.state` is completed; history says recovering",
+				"runs `tether repair recovering-example -n team-a`, which rebuilds these fields from the history",
+				"- State: `completed` (not to be trusted: the history says `recovering`)",
+				"## What to do now\n\nstop and ask a person: the status disagrees with its history (status.state is completed; history says recovering), so tether refuses every step of this task until a person checks the work and runs `tether repair recovering-example -n team-a`"},
+			notWant: []string{"nothing: every step passed"},
+		},
+		{
+			name: "completed by a hand edit of a damaged history",
+			mutate: func(h *v1.Hook) {
+				h.Status.State, h.Status.History[len(h.Status.History)-1].To = v1.HookCompleted, v1.HookFailed
+			},
+			want:    []string{"The history itself is damaged, so nothing can be rebuilt from it", "## What to do now\n\nstop and ask a person"},
+			notWant: []string{"nothing: every step passed", "tether repair", "not to be trusted: the history says"},
+		},
+		{
 			name: "nothing passed",
 			mutate: func(h *v1.Hook) {
 				for i := range h.Status.Steps {

@@ -30,6 +30,8 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,10 +49,15 @@ var ErrNothingClaimable = errors.New("no claimable hook")
 const maxPasses = 50
 
 // Claimable tells whether Next may pick h: unassigned, not suspended, not
-// being deleted, and waiting for a worker (initializing, step_pending or
+// being deleted, with a status the Hook reconciler did not find at odds
+// with its history (HistoryConsistent not False: an agent would only be
+// told to stop), and waiting for a worker (initializing, step_pending or
 // recovering).
 func Claimable(h *v1.Hook) bool {
 	if h.Spec.Assignee != "" || h.Spec.Suspend || !h.DeletionTimestamp.IsZero() {
+		return false
+	}
+	if c := meta.FindStatusCondition(h.Status.Conditions, v1.ConditionHistoryConsistent); c != nil && c.Status == metav1.ConditionFalse {
 		return false
 	}
 	switch h.Status.State {

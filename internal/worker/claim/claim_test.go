@@ -43,6 +43,10 @@ func TestClaimable(t *testing.T) {
 		{"assigned", v1.Hook{Spec: v1.HookSpec{Assignee: "w"}}, false},
 		{"suspended", v1.Hook{Spec: v1.HookSpec{Suspend: true}}, false},
 		{"being deleted", v1.Hook{ObjectMeta: metav1.ObjectMeta{DeletionTimestamp: &deleting}}, false},
+		{"status at odds with its history", v1.Hook{Status: v1.HookStatus{State: v1.HookStepPending,
+			Conditions: []metav1.Condition{{Type: v1.ConditionHistoryConsistent, Status: metav1.ConditionFalse}}}}, false},
+		{"status that agrees with its history", v1.Hook{Status: v1.HookStatus{State: v1.HookStepPending,
+			Conditions: []metav1.Condition{{Type: v1.ConditionHistoryConsistent, Status: metav1.ConditionTrue}}}}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
