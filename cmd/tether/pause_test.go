@@ -96,8 +96,8 @@ func TestUnpauseRestartsTheStaleClock(t *testing.T) {
 	if st := e.hook("idle").Status.State; st != v1.HookStepRunning {
 		t.Fatalf("a paused Hook went %s", st)
 	}
+	unpaused := time.Now() // the annotation's time is later
 	e.ok("unpause", "idle")
-	unpaused := time.Now()
 	for time.Since(unpaused) < staleAfter*6/10 {
 		if st := e.hook("idle").Status.State; st != v1.HookStepRunning {
 			t.Fatalf("%s after the unpause the Hook is %s: the pause counted against its heartbeat", time.Since(unpaused).Round(time.Millisecond), st)

@@ -101,6 +101,7 @@ func TestCRDShape(t *testing.T) {
 			columns: []column{
 				{"State", ".status.state", 0}, {"Step", ".status.currentStep.name", 0},
 				{"Attempt", ".status.currentStep.attempt", 0}, {"Assignee", ".spec.assignee", 0}, {"Paused", ".spec.suspend", 0},
+				{"History", `.status.conditions[?(@.reason=="HistoryMismatch")].reason`, 0},
 				{"Age", ".metadata.creationTimestamp", 0},
 				{"Heartbeat", ".status.lastHeartbeat", 1}, {"Goal", ".spec.goal", 1},
 			},
@@ -148,7 +149,7 @@ func TestCRDShape(t *testing.T) {
 				{"Branch", ".spec.git.branch", 1}, {"Description", ".spec.description", 1},
 			},
 			enums: map[string][]string{
-				"spec.trigger": {"git_commit", "git_push", "pr_created", "validation_pass", "step_complete", "interval", "manual", "pre_compact"},
+				"spec.trigger": {"git_commit", "git_push", "pr_created", "validation_pass", "step_complete", "interval", "manual", "pre_compact", "pre_restore"},
 			},
 			validation: map[string]string{"spec": "self == oldSelf"},
 		},
