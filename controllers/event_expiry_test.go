@@ -63,7 +63,12 @@ func TestEventExpiry(t *testing.T) {
 	runCtx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- x.Start(runCtx) }()
-	defer func() { cancel(); <-done }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}()
 
 	exists := func(ev *corev1.Event) bool {
 		err := e.c.Get(ctx, client.ObjectKeyFromObject(ev), &corev1.Event{})
