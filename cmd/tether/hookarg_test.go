@@ -97,6 +97,9 @@ func TestVerbsWithoutHookName(t *testing.T) {
 	if out, stderr, code := run(nil, "recover"); code != 0 || out != e.ok("recover", "twin") {
 		t.Errorf("recover in a bound checkout: exit %d, %q", code, stderr)
 	}
+	if out, stderr, code := run(nil, "checkpoint", "-m", "bound"); code != 0 || !strings.Contains(out, "checkpoint.agents.tether.dev/twin-") {
+		t.Errorf("checkpoint in a bound checkout: exit %d, %q %q", code, out, stderr)
+	}
 
 	// The terminal verbs must name their Hook.
 	for _, verb := range []string{"abandon", "fail"} {

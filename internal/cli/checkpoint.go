@@ -55,7 +55,9 @@ Checkpoint object owned by the Hook. The user's index, HEAD, branches, stash
 and working tree are not touched.
 
 Without HOOK, the Hook is the one non-terminal Hook whose spec.workspace
-contains --workspace (default: the working directory); git hooks call it so.
+contains --workspace (git hooks call it so); without --workspace either, the
+Hook tether agent hook would use here ($TETHER_HOOK, the checkout's binding,
+the one non-terminal Hook whose spec.workspace holds the working directory).
 
 --commit REV snapshots that commit's tree instead of the working tree: the
 post-commit hook names the commit it ran for, so that commits made in quick
@@ -101,10 +103,20 @@ Prints checkpoint.agents.tether.dev/NAME created and the snapshot commit.`,
 		defer func() { _ = b.Close() }()
 		ctx := cmd.Context()
 		name := ""
-		if len(args) == 1 {
+		switch {
+		case len(args) == 1:
 			name = args[0]
-		} else if name, err = hookForWorkspace(ctx, b, workspace); err != nil {
-			return err
+		case cmd.Flags().Changed("workspace"):
+			if name, err = hookForWorkspace(ctx, b, workspace); err != nil {
+				return err
+			}
+		default:
+			// As the other agent verbs: $TETHER_HOOK, the binding, the workspace.
+			key, err := resolveHook(ctx, cmd, b, nil, cmd.ErrOrStderr())
+			if err != nil {
+				return err
+			}
+			name = key.Name
 		}
 		req := checkpoint.Request{Trigger: t, Description: desc, PullRequest: pr}
 		req.Snapshot.Commit = commit
