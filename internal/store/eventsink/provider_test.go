@@ -148,3 +148,41 @@ func TestProviderShutdown(t *testing.T) {
 		t.Errorf("events recorded after Shutdown were stored: %d before, %d after", len(evs), len(got))
 	}
 }
+
+// TestProviderSeriesKeepsTheLatestNote records isomorphic Events with
+// different notes: they fold into one Event whose message is the latest
+// note and whose count is every occurrence, written at once (client-go's
+// own series keep the first note and write the third count only when the
+// series ends, six minutes later).
+func TestProviderSeriesKeepsTheLatestNote(t *testing.T) {
+	tests := []struct {
+		name  string
+		notes []string
+	}{
+		{name: "a second reason", notes: []string{"the file holds no object", "line 3: a tab"}},
+		{name: "a third reason", notes: []string{"first", "second", "third"}},
+		{name: "the same note again", notes: []string{"same", "same", "same", "same"}},
+		{name: "back to the first", notes: []string{"a", "b", "a"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, store := newTestProvider(t)
+			rec := p.GetEventRecorder("tether-store")
+			obj := subject()
+			for _, note := range tt.notes {
+				rec.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidEdit", "AdoptEdit", "%s", note)
+			}
+			want := tt.notes[len(tt.notes)-1]
+			evs := waitForEvents(t, store, "one Event with the latest note and every occurrence", func(evs []corev1.Event) bool {
+				n := int32(1)
+				if len(evs) == 1 && evs[0].Series != nil {
+					n = evs[0].Series.Count
+				}
+				return len(evs) == 1 && evs[0].Message == want && n == int32(len(tt.notes))
+			})
+			if evs[0].Reason != "InvalidEdit" {
+				t.Errorf("reason %q", evs[0].Reason)
+			}
+		})
+	}
+}
