@@ -60,6 +60,9 @@ overwrite), it has changed nothing. It ends with the commands to run next.`,
 			if agent == "" && cmd.Flags().Changed("scope") {
 				return errors.New("--scope: only with --agent claude")
 			}
+			if _, err := g.namespaceFlag(); err != nil {
+				return err
+			}
 			root, err := filepath.Abs(dir)
 			if err != nil {
 				return fmt.Errorf("--dir: %w", err)

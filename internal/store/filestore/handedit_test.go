@@ -106,7 +106,9 @@ func TestHandEdits(t *testing.T) {
 		},
 		{
 			name: "a changed metadata.namespace is refused and the file kept",
-			edit: func(t *testing.T, path string) { sedInPlace(t, path, "s/^  namespace: default$/  namespace: elsewhere/") },
+			edit: func(t *testing.T, path string) {
+				sedInPlace(t, path, "s/^  namespace: default$/  namespace: elsewhere/")
+			},
 			want: func(t *testing.T, before, after *agentsv1alpha1.Hook) {
 				if after.Namespace != "default" || after.ResourceVersion != before.ResourceVersion {
 					t.Fatalf("namespace %q rv %s, want the last valid version", after.Namespace, after.ResourceVersion)
