@@ -57,7 +57,7 @@ func TestCorrelator(t *testing.T) {
 			for i, o := range tt.occ {
 				now = base.Add(o.arrival)
 				ev := sampleEvent()
-				ev.Name = ev.Name + string(rune('a'+i))
+				ev.Name += string(rune('a' + i))
 				ev.Note = o.note
 				ev.EventTime = metav1.NewMicroTime(base.Add(o.at * time.Millisecond))
 				c.record(context.Background(), ev)
