@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 )
 
 // seriesFinish is how long after its last occurrence a series ends, so that
@@ -42,17 +43,17 @@ const (
 	retryAfter = 10 * time.Second
 )
 
-// StartRecording writes the Events of b to sink, in the order they were
-// recorded, until ctx ends or b is shut down. It replaces client-go's
-// StartRecordingToSink, whose series keep the note of their first Event
-// and write the count of the third and later ones only when the series
-// ends: the Event of a hand edit refused twice for two reasons showed the
-// first reason only. Here isomorphic Events (same type, reason, action,
-// reporter, regarding and related object, as client-go keys them) still
-// fold into one Event with a series, and every occurrence is written at
-// once with its count and its own note: the latest note wins, as in
-// Kubernetes' core/v1 event correlator, whose count updates carry the new
-// message.
+// StartRecording writes the Events of b to sink until ctx ends or b is
+// shut down. It replaces client-go's StartRecordingToSink, whose series
+// fold every Event of one type, reason, action, reporter, regarding and
+// related object into the first one, keeping its note and writing the
+// count of the third and later ones only when the series ends: the Event
+// of a hand edit refused for a second reason, or of a second notifier
+// failing, showed the first one's. Here a repeat folds into a series only
+// when its note is the same too, as Kubernetes' core/v1 event correlator
+// keys repeats by their message; a new note is an Event of its own, so the
+// latest message is always shown (an events.k8s.io/v1 Event's note cannot
+// be changed). Every occurrence is written at once, with its count.
 func StartRecording(ctx context.Context, b events.EventBroadcaster, sink events.EventSink) error {
 	return startRecording(ctx, b, sink, nil)
 }
@@ -84,10 +85,11 @@ type correlator struct {
 	lastPrune time.Time
 }
 
-// eventKey is what makes two Events isomorphic, as client-go's getKey.
+// eventKey is what makes two Events one series: client-go's getKey, and
+// the note.
 type eventKey struct {
-	eventType, action, reason, reportingController, reportingInstance string
-	regarding, related                                                corev1.ObjectReference
+	eventType, action, reason, reportingController, reportingInstance, note string
+	regarding, related                                                      corev1.ObjectReference
 }
 
 // series is the stored Event of a key and its occurrences.
@@ -95,8 +97,6 @@ type series struct {
 	event *eventsv1.Event
 	count int32
 	last  time.Time
-	// newest is the eventTime of the occurrence whose note the Event holds.
-	newest time.Time
 }
 
 func newCorrelator(sink events.EventSink) *correlator {
@@ -115,7 +115,7 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 }
 
 func keyOf(ev *eventsv1.Event) eventKey {
-	k := eventKey{eventType: ev.Type, action: ev.Action, reason: ev.Reason,
+	k := eventKey{eventType: ev.Type, action: ev.Action, reason: ev.Reason, note: ev.Note,
 		reportingController: ev.ReportingController, reportingInstance: ev.ReportingInstance, regarding: ev.Regarding}
 	if ev.Related != nil {
 		k.related = *ev.Related
@@ -131,21 +131,13 @@ func (c *correlator) record(ctx context.Context, ev *eventsv1.Event) {
 	c.prune(now)
 	key := keyOf(ev)
 	if s, ok := c.series[key]; ok && now.Sub(s.last) < seriesFinish {
-		// client-go's recorder hands each Event to the broadcaster from a
-		// goroutine of its own, so they may arrive out of order: the
-		// latest is the one recorded last.
-		note, newest := s.event.Note, s.newest
-		if !ev.EventTime.Time.Before(s.newest) {
-			note, newest = ev.Note, ev.EventTime.Time
-		}
 		stored, err := c.write(ctx, func() (*eventsv1.Event, error) {
-			return c.sink.Patch(ctx, s.event, occurrencePatch(s.count+1, now, note))
+			return c.sink.Patch(ctx, s.event, occurrencePatch(s.count+1, now))
 		})
 		if err == nil {
 			s.count++
 			s.last = now
 			s.event = stored
-			s.newest = newest
 			return
 		}
 		if !apierrors.IsNotFound(err) {
@@ -160,7 +152,7 @@ func (c *correlator) record(ctx context.Context, ev *eventsv1.Event) {
 		delete(c.series, key)
 		return
 	}
-	c.series[key] = &series{event: stored, count: 1, last: now, newest: ev.EventTime.Time}
+	c.series[key] = &series{event: stored, count: 1, last: now}
 }
 
 // write runs do, retrying while the failure is not one the server gave
@@ -173,6 +165,9 @@ func (c *correlator) write(ctx context.Context, do func() (*eventsv1.Event, erro
 		stored, err := do()
 		var status apierrors.APIStatus
 		if err == nil || errors.As(err, &status) || try == maxTries || !c.sleep(ctx, retryAfter) {
+			if err != nil && !apierrors.IsNotFound(err) {
+				klog.FromContext(ctx).Error(err, "Unable to write event (will not retry)")
+			}
 			return stored, err
 		}
 	}
@@ -191,12 +186,11 @@ func (c *correlator) prune(now time.Time) {
 	}
 }
 
-// occurrencePatch is the strategic merge patch of an events.k8s.io/v1
-// Event for its count-th occurrence, observed at t, with note.
-func occurrencePatch(count int32, t time.Time, note string) []byte {
+// occurrencePatch is the strategic merge patch of an events.k8s.io/v1 Event
+// for its count-th occurrence, observed at t.
+func occurrencePatch(count int32, t time.Time) []byte {
 	data, _ := json.Marshal(struct {
 		Series eventsv1.EventSeries `json:"series"`
-		Note   string               `json:"note"`
-	}{eventsv1.EventSeries{Count: count, LastObservedTime: metav1.NewMicroTime(t)}, note})
+	}{eventsv1.EventSeries{Count: count, LastObservedTime: metav1.NewMicroTime(t)}})
 	return data
 }

@@ -18,35 +18,35 @@ package eventsink
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// TestCorrelator feeds occurrences of one Event to the correlator in the
-// order the broadcaster might deliver them, and checks the stored Event:
-// the note of the occurrence recorded last, every occurrence counted, and
-// a new Event once the series has ended.
+// TestCorrelator feeds occurrences of one Event to the correlator and
+// checks the stored Events: one per note, counting its occurrences, and a
+// new one once a series has ended or its Event was deleted.
 func TestCorrelator(t *testing.T) {
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	type occurrence struct {
 		note string
-		// at is when it was recorded, in milliseconds; arrival is when
-		// the correlator sees it.
-		at, arrival time.Duration
+		// at is when the correlator sees it.
+		at time.Duration
+		// deleteFirst deletes the stored Events before it.
+		deleteFirst bool
 	}
 	tests := []struct {
-		name      string
-		occ       []occurrence
-		wantNote  string
-		wantCount int32
-		wantN     int
+		name string
+		occ  []occurrence
+		want []string // message and count of each Event, sorted
 	}{
-		{name: "in order", occ: []occurrence{{"a", 0, 0}, {"b", 1, 1}, {"c", 2, 2}}, wantNote: "c", wantCount: 3, wantN: 1},
-		{name: "the latest arrives first", occ: []occurrence{{"a", 0, 0}, {"c", 2, 1}, {"b", 1, 2}}, wantNote: "c", wantCount: 3, wantN: 1},
-		{name: "the first arrives last", occ: []occurrence{{"b", 1, 0}, {"a", 0, 1}}, wantNote: "b", wantCount: 2, wantN: 1},
-		{name: "after the series ended", occ: []occurrence{{"a", 0, 0}, {"b", 1, seriesFinish + time.Second}}, wantNote: "b", wantCount: 1, wantN: 2},
+		{name: "three notes", occ: []occurrence{{"a", 0, false}, {"b", 1, false}, {"c", 2, false}}, want: []string{"a 1", "b 1", "c 1"}},
+		{name: "a repeat", occ: []occurrence{{"a", 0, false}, {"a", time.Second, false}, {"a", 2 * time.Second, false}}, want: []string{"a 3"}},
+		{name: "after the series ended", occ: []occurrence{{"a", 0, false}, {"a", seriesFinish + time.Second, false}}, want: []string{"a 1", "a 1"}},
+		{name: "after the Event was deleted", occ: []occurrence{{"a", 0, false}, {"a", time.Second, false}, {"a", 2 * time.Second, true}}, want: []string{"a 1"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -55,29 +55,31 @@ func TestCorrelator(t *testing.T) {
 			var now time.Time
 			c.now = func() time.Time { return now }
 			for i, o := range tt.occ {
-				now = base.Add(o.arrival)
+				if o.deleteFirst {
+					for _, ev := range listEvents(t, store) {
+						if err := store.Delete(context.Background(), &ev); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				now = base.Add(o.at)
 				ev := sampleEvent()
 				ev.Name += string(rune('a' + i))
 				ev.Note = o.note
-				ev.EventTime = metav1.NewMicroTime(base.Add(o.at * time.Millisecond))
+				ev.EventTime = metav1.NewMicroTime(now)
 				c.record(context.Background(), ev)
 			}
-			evs := listEvents(t, store)
-			if len(evs) != tt.wantN {
-				t.Fatalf("%d Events, want %d:%s", len(evs), tt.wantN, describe(evs))
-			}
-			var latest = evs[0]
-			for _, e := range evs {
-				if e.EventTime.After(latest.EventTime.Time) {
-					latest = e
+			var got []string
+			for _, ev := range listEvents(t, store) {
+				n := int32(1)
+				if ev.Series != nil {
+					n = ev.Series.Count
 				}
+				got = append(got, fmt.Sprintf("%s %d", ev.Message, n))
 			}
-			count := int32(1)
-			if latest.Series != nil {
-				count = latest.Series.Count
-			}
-			if latest.Message != tt.wantNote || count != tt.wantCount {
-				t.Errorf("the Event holds %q, %d occurrences; want %q, %d:%s", latest.Message, count, tt.wantNote, tt.wantCount, describe(evs))
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Events %v, want %v", got, tt.want)
 			}
 		})
 	}

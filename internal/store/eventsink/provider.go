@@ -74,8 +74,16 @@ var _ recorder.Provider = (*Provider)(nil)
 // NewProvider starts the broadcasters of a Provider writing with c. scheme
 // resolves the kind of the objects events are about.
 func NewProvider(c client.Client, scheme *runtime.Scheme) *Provider {
+	return NewProviderForSink(NewEventsSink(c), scheme)
+}
+
+// NewProviderForSink is NewProvider writing to any events.EventSink, such
+// as client-go's EventSinkImpl on a cluster: its series keep their latest
+// note too (see StartRecording), where a Manager's own recorders keep the
+// first.
+func NewProviderForSink(target events.EventSink, scheme *runtime.Scheme) *Provider {
 	act := &activity{}
-	sink := &providerEventsSink{sink: NewEventsSink(c), activity: act}
+	sink := &providerEventsSink{sink: target, activity: act}
 	broadcaster := events.NewBroadcaster(sink)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Provider{
@@ -266,7 +274,7 @@ func (a *activity) wait(ctx context.Context, settle time.Duration) {
 // providerEventsSink is the events.EventSink of a Provider: an EventsSink
 // that reports its activity and refuses writes once closed.
 type providerEventsSink struct {
-	sink     *EventsSink
+	sink     events.EventSink
 	activity *activity
 	gate     gate
 }
