@@ -74,7 +74,7 @@ func (b *Backend) flushEvents() {
 }
 
 // flushingRecorder is client-go's events recorder, writing with
-// eventsink.StartRecording (the latest note of a series wins) to a sink
+// eventsink.StartRecording (a new note is an Event of its own) to a sink
 // that counts its calls, so that a short-lived process can wait for its Events:
 // the broadcaster writes each one from a goroutine of its own.
 type flushingRecorder struct {

@@ -371,9 +371,10 @@ func clusterCache(workerPods labels.Selector) cache.Options {
 }
 
 // clusterManager is the cluster's Manager with tether's event recorders:
-// eventsink's, whose series keep their latest message, where the
-// Manager's own keep the first (a second refusal or notifier failure on
-// one object would otherwise show the first one's reason).
+// eventsink's, which fold a repeat into a series only when its message is
+// the same, where the Manager's own fold every Event of one object and
+// reason into the first (a second notifier failure on one object would
+// show the first one's message).
 type clusterManager struct {
 	manager.Manager
 	events *eventsink.Provider

@@ -22,10 +22,11 @@ limitations under the License.
 // for events.k8s.io/v1 Events and stores them as core/v1 Events, the way
 // the API server keeps both API versions in a single resource. Provider
 // puts an events.NewBroadcaster in front of it and writes its Events with
-// StartRecording, which folds isomorphic Events into a series as client-go
-// does, but writes every occurrence at once with its own note: the latest
-// note wins, as in Kubernetes' core/v1 event correlator. The series are
-// strategic merge patches that EventsSink sends on to the client.
+// StartRecording, which folds a repeat into a series only when its note is
+// the same too, as Kubernetes' core/v1 event correlator keys repeats by
+// their message (client-go's series keep the first note for all), and
+// writes every occurrence at once. The series are strategic merge patches
+// that EventsSink sends on to the client.
 //
 // In controller-runtime v0.25 the recorder.Provider interface, which the
 // Manager implements, hands out recorders through GetEventRecorder(name): a

@@ -78,9 +78,9 @@ func NewProvider(c client.Client, scheme *runtime.Scheme) *Provider {
 }
 
 // NewProviderForSink is NewProvider writing to any events.EventSink, such
-// as client-go's EventSinkImpl on a cluster: its series keep their latest
-// note too (see StartRecording), where a Manager's own recorders keep the
-// first.
+// as client-go's EventSinkImpl on a cluster: a new note is an Event of its
+// own there too (see StartRecording), where a Manager's own recorders fold
+// it into the first.
 func NewProviderForSink(target events.EventSink, scheme *runtime.Scheme) *Provider {
 	act := &activity{}
 	sink := &providerEventsSink{sink: target, activity: act}
