@@ -26,12 +26,12 @@ import (
 )
 
 // rewriteInPlace saves content over path as many editors do: the same
-// file truncated, then written a moment later.
-func rewriteInPlace(t *testing.T, path, content string) {
+// file truncated, then written gap later.
+func rewriteInPlace(t *testing.T, path, content string, gap time.Duration) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
 	must(t, err)
-	time.Sleep(50 * time.Millisecond)
+	time.Sleep(gap)
 	_, err = f.WriteString(content)
 	must(t, err)
 	must(t, f.Close())
@@ -64,9 +64,14 @@ func TestRefusedHandEditsSayWhy(t *testing.T) {
 		// at is text on the line the Event must name; want what it must say.
 		at   string
 		want []string
+		// gap is the time between the truncate and the write; 50 ms
+		// when zero.
+		gap time.Duration
 	}{
 		{name: "tab", edit: func(s string) string { return strings.Replace(s, "\n  goal: ", "\n\tgoal: ", 1) },
 			at: "\tgoal: ", want: []string{"found character that cannot start any token"}},
+		{name: "slow", edit: func(s string) string { return strings.Replace(s, "\n  goal: ", "\n\tgoal: ", 1) },
+			at: "\tgoal: ", want: []string{"found character that cannot start any token"}, gap: 700 * time.Millisecond},
 		{name: "deep", edit: func(s string) string {
 			return strings.Replace(s, "\nspec:\n", "\nspec:\n  deep: "+strings.Repeat("[", 10001)+strings.Repeat("]", 10001)+"\n", 1)
 		}, at: "deep: [", want: []string{"exceeded max depth"}},
@@ -105,7 +110,11 @@ func TestRefusedHandEditsSayWhy(t *testing.T) {
 			if bad == string(data) {
 				t.Fatalf("the edit changed nothing in\n%s", data)
 			}
-			rewriteInPlace(t, path, bad)
+			gap := c.gap
+			if gap == 0 {
+				gap = 50 * time.Millisecond
+			}
+			rewriteInPlace(t, path, bad, gap)
 			where := fmt.Sprintf("%s:%d:", path, lineOf(t, bad, c.at))
 			deadline := time.Now().Add(20 * time.Second)
 			var events string

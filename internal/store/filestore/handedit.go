@@ -402,7 +402,8 @@ const ActionAdoptEdit = "AdoptEdit"
 const (
 	// settleDelay is how long a refused file must stay unchanged.
 	settleDelay = 100 * time.Millisecond
-	// settleLimit bounds the wait of a file that keeps changing.
+	// settleLimit bounds the wait of a file that keeps changing, or stays
+	// empty.
 	settleLimit = 2 * time.Second
 )
 
@@ -496,7 +497,11 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				continue
 			}
 			data, err := read(path)
-			if (err != p.err || !bytes.Equal(data, p.data)) && now.Sub(p.first) < settleLimit {
+			// An empty file is what a save leaves between its truncate and
+			// its write, however long a loaded machine keeps the editor
+			// from writing: it is judged only at the limit.
+			empty := err == "" && len(data) == 0
+			if (empty || err != p.err || !bytes.Equal(data, p.data)) && now.Sub(p.first) < settleLimit {
 				p.data, p.err, p.due = data, err, now.Add(settleDelay)
 				continue
 			}
