@@ -17,6 +17,7 @@ limitations under the License.
 package main_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -127,5 +128,84 @@ func TestInit(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(repo, ".claude", "settings.json")); err != nil {
 		t.Error(err)
+	}
+}
+
+// tree lists every path under root with its size and mode, for comparing
+// what a command left behind.
+func tree(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		size := fi.Size()
+		if d.IsDir() {
+			size = 0
+		}
+		fmt.Fprintf(&b, "%s %v %d\n", path, fi.Mode(), size)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestInitRefusalChangesNothing runs tether init in ways it refuses and
+// checks that each refusal left the directory, the home directory and
+// tether's home as they were: no store, no agent settings, no git hooks.
+func TestInitRefusalChangesNothing(t *testing.T) {
+	cases := []struct {
+		name string
+		// setup prepares root/work; git tells whether it is a repository.
+		git   bool
+		setup func(t *testing.T, work string)
+		args  []string
+		want  string
+	}{
+		{name: "git hooks outside a git repository", args: []string{"--agent", "claude", "--git-hooks"}, want: "not in a git repository"},
+		{name: "an unknown scope", args: []string{"--agent", "claude", "--scope", "team"}, want: `scope: unknown value "team"`},
+		{name: "agent settings that are not JSON", git: true, setup: func(t *testing.T, work string) {
+			must(t, os.MkdirAll(filepath.Join(work, ".claude"), 0o755))
+			must(t, os.WriteFile(filepath.Join(work, ".claude", "settings.json"), []byte("{not json"), 0o644))
+		}, args: []string{"--agent", "claude", "--git-hooks"}, want: "settings.json"},
+		{name: "a git hook tether will not overwrite", git: true, setup: func(t *testing.T, work string) {
+			hooks := filepath.Join(work, ".git", "hooks")
+			must(t, os.WriteFile(filepath.Join(hooks, "pre-push"), []byte("#!/bin/sh\necho mine\n"), 0o755))
+			must(t, os.WriteFile(filepath.Join(hooks, "pre-push.tether-chained"), []byte("#!/bin/sh\necho other\n"), 0o755))
+		}, args: []string{"--agent", "claude", "--git-hooks"}, want: "pre-push"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			work := filepath.Join(root, "work")
+			must(t, os.MkdirAll(work, 0o755))
+			if c.git {
+				git := exec.Command("git", "init", "-q", work)
+				git.Env = initEnv(root)
+				if out, err := git.CombinedOutput(); err != nil {
+					t.Fatalf("git init: %v\n%s", err, out)
+				}
+			}
+			if c.setup != nil {
+				c.setup(t, work)
+			}
+			before := tree(t, root)
+			cmd := exec.Command(tetherBin, append([]string{"init"}, c.args...)...)
+			cmd.Dir, cmd.Env = work, initEnv(root)
+			out, stderr, code := runCommand(t, cmd)
+			if code != 1 || !strings.Contains(stderr, c.want) {
+				t.Fatalf("exit %d, want 1 with %q\nstdout:\n%s\nstderr:\n%s", code, c.want, out, stderr)
+			}
+			if after := tree(t, root); after != before {
+				t.Errorf("the refused init changed files:\nbefore:\n%s\nafter:\n%s\nstdout:\n%s", before, after, out)
+			}
+		})
 	}
 }

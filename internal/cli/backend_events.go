@@ -73,8 +73,9 @@ func (b *Backend) flushEvents() {
 	b.events.flush(ctx)
 }
 
-// flushingRecorder is client-go's events recorder in front of a sink that
-// counts its calls, so that a short-lived process can wait for its Events:
+// flushingRecorder is client-go's events recorder, writing with
+// eventsink.StartRecording (a new note is an Event of its own) to a sink
+// that counts its calls, so that a short-lived process can wait for its Events:
 // the broadcaster writes each one from a goroutine of its own.
 type flushingRecorder struct {
 	rec         events.EventRecorder
@@ -90,11 +91,11 @@ type flushingRecorder struct {
 
 func newFlushingRecorder(sink events.EventSink, scheme *runtime.Scheme, component string) *flushingRecorder {
 	f := &flushingRecorder{scheme: scheme}
-	f.broadcaster = events.NewBroadcaster(&countingSink{sink: sink, f: f})
+	f.broadcaster = events.NewBroadcaster(sink)
 	ctx, cancel := context.WithCancel(context.Background())
 	f.cancel = cancel
 	// Only a shut-down broadcaster refuses to start.
-	_ = f.broadcaster.StartRecordingToSinkWithContext(ctx)
+	_ = eventsink.StartRecording(ctx, f.broadcaster, &countingSink{sink: sink, f: f})
 	f.rec = f.broadcaster.NewRecorder(scheme, component)
 	return f
 }
@@ -111,10 +112,10 @@ func (f *flushingRecorder) Eventf(regarding, related runtime.Object, eventtype, 
 
 func (f *flushingRecorder) touch() { f.lastNanos.Store(time.Now().UnixNano()) }
 
-// flush returns once every accepted Event has been written, or, as an
-// isomorphic Event merges into a series without a write of its own, once
-// no write is under way and nothing happened for a moment; or when ctx
-// ends. It then stops the broadcaster.
+// flush returns once every accepted Event has been written (each is one
+// write or more), or once no write is under way and nothing happened for
+// a moment (an Event dropped); or when ctx ends. It then stops the
+// broadcaster.
 func (f *flushingRecorder) flush(ctx context.Context) {
 	f.shutdown.Do(func() {
 		defer func() {

@@ -46,7 +46,9 @@ func newInitCommand(g *GlobalOptions) *cobra.Command {
   checkpoints, as tether hooks install git does.
 
 It never prompts. Running it again changes nothing and says what already
-exists. It ends with the commands to run next.`,
+exists. It checks everything first: when it refuses (a directory outside
+git with --git-hooks, a settings file it cannot merge, a hook it will not
+overwrite), it has changed nothing. It ends with the commands to run next.`,
 		Example: `  tether init
   tether init --agent claude --git-hooks
   tether init --dir ~/src/app --agent claude --scope local`,
@@ -58,6 +60,9 @@ exists. It ends with the commands to run next.`,
 			if agent == "" && cmd.Flags().Changed("scope") {
 				return errors.New("--scope: only with --agent claude")
 			}
+			if _, err := g.namespaceFlag(); err != nil {
+				return err
+			}
 			root, err := filepath.Abs(dir)
 			if err != nil {
 				return fmt.Errorf("--dir: %w", err)
@@ -67,20 +72,20 @@ exists. It ends with the commands to run next.`,
 			} else if !fi.IsDir() {
 				return fmt.Errorf("--dir: %s is not a directory", root)
 			}
-			out := cmd.OutOrStdout()
-			store := ""
+			// Everything that can refuse is checked before anything is
+			// written: a refusal changes nothing.
+			store, storeState := "", ""
 			if !g.Cluster {
-				if store, err = initStore(cmd, g, root); err != nil {
+				if store, storeState, err = initStorePath(g, root); err != nil {
 					return err
 				}
 			}
 			if agent != "" {
-				res, err := claudeSettings(true, scope, root, false)
-				if err != nil {
+				if _, err := claudeSettings(true, scope, root, true); err != nil {
 					return err
 				}
-				_, _ = fmt.Fprintln(out, claudeResult(true, res))
 			}
+			var hooks githooks.Options
 			if gitHooks {
 				bin, err := tetherPath(tether)
 				if err != nil {
@@ -95,7 +100,28 @@ exists. It ends with the commands to run next.`,
 				if store != "" && !cmd.Flags().Changed("store") && store != filepath.Join(root, StoreDirName) {
 					flags = append(flags, "--store", store)
 				}
-				results, err := githooks.Install(cmd.Context(), githooks.Options{Dir: root, Tether: bin, Flags: flags})
+				hooks = githooks.Options{Dir: root, Tether: bin, Flags: flags, DryRun: true}
+				if _, err := githooks.Install(cmd.Context(), hooks); err != nil {
+					return fmt.Errorf("git hooks in %s: %w", root, err)
+				}
+				hooks.DryRun = false
+			}
+
+			out := cmd.OutOrStdout()
+			if store != "" {
+				if err := initStore(cmd, g, store, storeState); err != nil {
+					return err
+				}
+			}
+			if agent != "" {
+				res, err := claudeSettings(true, scope, root, false)
+				if err != nil {
+					return err
+				}
+				_, _ = fmt.Fprintln(out, claudeResult(true, res))
+			}
+			if gitHooks {
+				results, err := githooks.Install(cmd.Context(), hooks)
 				printResults(cmd, results)
 				if err != nil {
 					return fmt.Errorf("git hooks in %s: %w", root, err)
@@ -114,38 +140,43 @@ exists. It ends with the commands to run next.`,
 	return cmd
 }
 
-// initStore creates the local store of `tether init` unless it exists,
-// prints which, and returns its absolute path: --store, else $TETHER_STORE,
-// else DIR/.tether. Unlike other verbs, init does not look upward for a
-// .tether directory: it sets up this repository.
-func initStore(cmd *cobra.Command, g *GlobalOptions, root string) (string, error) {
+// initStorePath is the absolute path of the local store of `tether init`
+// and whether it exists ("exists") or will be created ("created"): --store,
+// else $TETHER_STORE, else DIR/.tether. Unlike other verbs, init does not
+// look upward for a .tether directory: it sets up this repository.
+func initStorePath(g *GlobalOptions, root string) (string, string, error) {
 	store := filepath.Join(root, StoreDirName)
 	if flag, env := g.Store, os.Getenv(StoreEnv); flag != "" || env != "" {
 		var err error
 		if store, err = ResolveStoreDir(flag, env, root); err != nil {
-			return "", err
+			return "", "", err
 		}
 	}
-	state := "created"
 	switch fi, err := os.Stat(store); {
 	case err == nil && fi.IsDir():
-		state = "exists"
+		return store, "exists", nil
 	case err == nil:
-		return "", fmt.Errorf("store %s: exists and is not a directory", store)
+		return "", "", fmt.Errorf("store %s: exists and is not a directory", store)
 	case !errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("store %s: %w", store, err)
+		return "", "", fmt.Errorf("store %s: %w", store, err)
 	}
+	return store, "created", nil
+}
+
+// initStore creates the local store at store unless it exists, and prints
+// which (state, from initStorePath).
+func initStore(cmd *cobra.Command, g *GlobalOptions, store, state string) error {
 	o := *g
 	o.Store = store
 	b, err := o.Backend(cmd.Context())
 	if err != nil {
-		return "", fmt.Errorf("store %s: %w", store, err)
+		return fmt.Errorf("store %s: %w", store, err)
 	}
 	if err := b.Close(); err != nil {
-		return "", fmt.Errorf("store %s: %w", store, err)
+		return fmt.Errorf("store %s: %w", store, err)
 	}
 	_, err = fmt.Fprintf(cmd.OutOrStdout(), "store %s: %s\n", state, store)
-	return store, err
+	return err
 }
 
 // nextSteps is what init prints last: the commands that put a task under

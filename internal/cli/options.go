@@ -18,12 +18,15 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
 	"github.com/tether-dev/tether/internal/config"
@@ -73,15 +76,36 @@ func (o *GlobalOptions) AddFlags(fs *pflag.FlagSet) {
 
 // Namespace returns the namespace to act in: -n, else in cluster mode the
 // kubeconfig context's namespace, else "default".
+// A namespace that is not a DNS-1123 label is refused, naming where it came
+// from, before any path or request is formed from it.
 func (o *GlobalOptions) Namespace() (string, error) {
-	if ns := *o.KubeConfig.Namespace; ns != "" {
-		return ns, nil
+	if ns, err := o.namespaceFlag(); ns != "" || err != nil {
+		return ns, err
 	}
 	if o.Cluster {
 		ns, _, err := o.KubeConfig.ToRawKubeConfigLoader().Namespace()
-		return ns, err
+		if err != nil {
+			return "", err
+		}
+		if msgs := apivalidation.ValidateNamespaceName(ns, false); len(msgs) > 0 {
+			return "", fmt.Errorf("the kubeconfig context's namespace %q is not a valid namespace name: %s", ns, strings.Join(msgs, "; "))
+		}
+		return ns, nil
 	}
 	return "default", nil
+}
+
+// namespaceFlag is the namespace -n gives, "" without it, or an error
+// naming the flag for a value that is not a valid namespace name.
+func (o *GlobalOptions) namespaceFlag() (string, error) {
+	ns := *o.KubeConfig.Namespace
+	if ns == "" {
+		return "", nil
+	}
+	if msgs := apivalidation.ValidateNamespaceName(ns, false); len(msgs) > 0 {
+		return "", fmt.Errorf("-n/--namespace: %q is not a valid namespace name: %s", ns, strings.Join(msgs, "; "))
+	}
+	return ns, nil
 }
 
 // StoreDir resolves the local store directory from the flag, the

@@ -35,6 +35,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/client-go/kubernetes"
+	clientevents "k8s.io/client-go/tools/events"
+	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -42,6 +45,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/controllers"
@@ -49,6 +53,7 @@ import (
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/store/eventsink"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
 )
@@ -282,6 +287,15 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 	if err != nil {
 		return nil, controllers.Options{}, err
 	}
+	cs, err := kubernetes.NewForConfig(rest)
+	if err != nil {
+		return nil, controllers.Options{}, err
+	}
+	events := eventsink.NewProviderForSink(&clientevents.EventSinkImpl{Interface: cs.EventsV1()}, s)
+	if err := mgr.Add(eventsShutdown{events}); err != nil {
+		return nil, controllers.Options{}, err
+	}
+	mgr = &clusterManager{Manager: mgr, events: events}
 	recoveryDir := o.recoveryDir
 	if recoveryDir == "" {
 		recoveryDir = cfg.RecoveryDir
@@ -369,3 +383,43 @@ func clusterCache(workerPods labels.Selector) cache.Options {
 	byObject[&corev1.Pod{}] = cache.ByObject{Label: workerPods}
 	return cache.Options{ByObject: byObject, DefaultTransform: storemanager.CacheTransform()}
 }
+
+// clusterManager is the cluster's Manager with tether's event recorders:
+// eventsink's, which fold a repeat into a series only when its message is
+// the same, where the Manager's own fold every Event of one object and
+// reason into the first (a second notifier failure on one object would
+// show the first one's message).
+type clusterManager struct {
+	manager.Manager
+	events *eventsink.Provider
+}
+
+// GetEventRecorder returns a recorder of events.k8s.io/v1 Events written
+// to the cluster through eventsink.StartRecording.
+func (m *clusterManager) GetEventRecorder(name string) recorder.EventRecorder {
+	return m.events.GetEventRecorder(name)
+}
+
+// GetEventRecorderFor returns the same pipeline for the core/v1 recorder
+// interface.
+//
+// Deprecated: use GetEventRecorder, as on controller-runtime's Manager.
+func (m *clusterManager) GetEventRecorderFor(name string) record.EventRecorder {
+	return m.events.GetEventRecorderFor(name)
+}
+
+// eventsShutdown shuts the recorders of a clusterManager down when the
+// Manager stops, on every replica: Runnables stop together, and the
+// Events recorded meanwhile are written within the flush timeout.
+type eventsShutdown struct{ p *eventsink.Provider }
+
+// Start waits for the Manager to stop, then flushes the Events.
+func (e eventsShutdown) Start(ctx context.Context) error {
+	<-ctx.Done()
+	e.p.Shutdown()
+	return nil
+}
+
+// NeedLeaderElection is false: a replica that is not the leader has its
+// recorders too.
+func (eventsShutdown) NeedLeaderElection() bool { return false }

@@ -84,6 +84,9 @@ type Options struct {
 	// ["--store", "/abs/dir"]; without them tether finds its store from the
 	// working tree as the CLI does.
 	Flags []string
+	// DryRun makes Install report what it would do, and refuse what it
+	// would refuse, writing nothing.
+	DryRun bool
 }
 
 // Action is what Install or Uninstall did to one hook.
@@ -242,13 +245,15 @@ func Install(ctx context.Context, opts Options) ([]Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("creating the hooks directory: %w", err)
+	if !opts.DryRun {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("creating the hooks directory: %w", err)
+		}
 	}
 	var results []Result
 	var errs []error
 	for _, h := range Hooks {
-		action, err := install(dir, h, Script(h, opts.Tether, opts.Flags))
+		action, err := install(dir, h, Script(h, opts.Tether, opts.Flags), opts.DryRun)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -292,7 +297,8 @@ func (f file) same(g file) bool {
 
 func (f file) ours() bool { return f.exists && f.symlink == "" && IsTetherScript(f.data) }
 
-func install(dir string, h Hook, script []byte) (Action, error) {
+// install writes tether's script for h into dir, unless dryRun.
+func install(dir string, h Hook, script []byte, dryRun bool) (Action, error) {
 	path := filepath.Join(dir, h.Name)
 	chainedPath := path + ChainedSuffix
 	cur, err := readFile(path)
@@ -308,6 +314,9 @@ func install(dir string, h Hook, script []byte) (Action, error) {
 		if bytes.Equal(cur.data, script) && cur.mode.Perm() == 0o755 {
 			return Unchanged, nil
 		}
+		if dryRun {
+			return Updated, nil
+		}
 		if err := writeScript(path, script); err != nil {
 			return "", err
 		}
@@ -316,6 +325,9 @@ func install(dir string, h Hook, script []byte) (Action, error) {
 		return "", fmt.Errorf("%s: %s is there without tether's %s, which chained it; move it back to %s or delete it, then install again",
 			h.Name, chainedPath, h.Name, path)
 	case !cur.exists:
+		if dryRun {
+			return Installed, nil
+		}
 		if err := writeScript(path, script); err != nil {
 			return "", err
 		}
@@ -328,6 +340,9 @@ func install(dir string, h Hook, script []byte) (Action, error) {
 	// second name first, so that no crash can lose it. When it is already
 	// there, byte for byte (an interrupted install, or a hook manager that
 	// rewrote tether's script with what it had chained), the copy stays.
+	if dryRun {
+		return InstalledChained, nil
+	}
 	if !chained.exists {
 		if err := link(path, chainedPath, cur); err != nil {
 			return "", err

@@ -538,6 +538,49 @@ func TestInstallRefusesToLoseAHook(t *testing.T) {
 	}
 }
 
+// TestInstallDryRun checks that a dry run reports what Install would do,
+// and refuses what it would refuse, writing nothing.
+func TestInstallDryRun(t *testing.T) {
+	cases := []struct {
+		name    string
+		setup   func(r *repo)
+		want    []githooks.Action
+		wantErr string
+	}{
+		{name: "no hooks", want: []githooks.Action{githooks.Installed, githooks.Installed}},
+		{name: "a foreign hook", setup: func(r *repo) {
+			r.script("work/.git/hooks/post-commit", "#!/bin/sh\necho mine\n", 0o755)
+		}, want: []githooks.Action{githooks.InstalledChained, githooks.Installed}},
+		{name: "a hook it will not overwrite", setup: func(r *repo) {
+			r.script("work/.git/hooks/post-commit", "#!/bin/sh\necho new\n", 0o755)
+			r.script("work/.git/hooks/post-commit.tether-chained", "#!/bin/sh\necho old\n", 0o755)
+		}, want: []githooks.Action{githooks.Installed}, wantErr: "will not overwrite"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRepo(t)
+			if tc.setup != nil {
+				tc.setup(r)
+			}
+			before := snapshot(t, filepath.Join(r.dir, ".git"))
+			results, err := githooks.Install(context.Background(), githooks.Options{Dir: r.dir, Tether: r.tether, DryRun: true})
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
+				t.Fatalf("Install: %v, want error %q", err, tc.wantErr)
+			}
+			var got []githooks.Action
+			for _, res := range results {
+				got = append(got, res.Action)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("actions %v, want %v", got, tc.want)
+			}
+			if after := snapshot(t, filepath.Join(r.dir, ".git")); !mapsEqual(after, before) {
+				t.Errorf("a dry run changed the repository")
+			}
+		})
+	}
+}
+
 func TestInstallAfterAHookManagerRewroteTheScript(t *testing.T) {
 	r := newRepo(t)
 	marker := filepath.Join(r.root, "marker")

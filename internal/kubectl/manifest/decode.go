@@ -32,6 +32,7 @@ import (
 	"strings"
 
 	yamlv3 "go.yaml.in/yaml/v3"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -284,6 +285,14 @@ func decodeDocument(source string, index int, node *yamlv3.Node, scheme *runtime
 			msgs[i] = e.Error()
 		}
 		return fail(field, errors.New(strings.Join(msgs, ", ")))
+	}
+	// A namespace becomes a path in the local store and a URL segment on a
+	// cluster: one that is not a namespace name ("../x") is refused here,
+	// with its line, before either is formed.
+	if ns := cobj.GetNamespace(); ns != "" {
+		if msgs := apivalidation.ValidateNamespaceName(ns, false); len(msgs) > 0 {
+			return fail("metadata.namespace", fmt.Errorf("invalid namespace name %q: %s", ns, strings.Join(msgs, "; ")))
+		}
 	}
 	cobj.GetObjectKind().SetGroupVersionKind(gvk)
 	return Document{Source: source, Index: index, Line: root.Line, Object: cobj, JSON: js, root: root}, nil

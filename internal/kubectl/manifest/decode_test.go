@@ -116,6 +116,20 @@ func TestDecode(t *testing.T) {
 			wantErr:  "found unexpected end of stream",
 		},
 		{
+			name:      "a namespace given as a path",
+			input:     strings.Replace(validHook, "  name: a\n", "  name: a\n  namespace: ../x\n", 1),
+			wantErr:   `invalid namespace name "../x"`,
+			wantLine:  5,
+			wantField: "metadata.namespace",
+		},
+		{
+			name:      "a namespace that is not a DNS label",
+			input:     strings.Replace(validHook, "  name: a\n", "  name: a\n  namespace: Team.A\n", 1),
+			wantErr:   `invalid namespace name "Team.A"`,
+			wantLine:  5,
+			wantField: "metadata.namespace",
+		},
+		{
 			name:      "duplicate key",
 			input:     validHook + "kind: Hook\n",
 			wantErr:   "duplicate field",

@@ -18,14 +18,15 @@ limitations under the License.
 // client.Client, such as tether's file-backed store, instead of a real API
 // server.
 //
-// The package does not re-implement event correlation. EventsSink
-// implements events.EventSink (k8s.io/client-go/tools/events) for
-// events.k8s.io/v1 Events and stores them as core/v1 Events, the way the API
-// server keeps both API versions in a single resource. Provider puts an
-// events.NewBroadcaster in front of it, so client-go's series logic applies:
-// an isomorphic event turns the first one into a series with a count, which
-// the broadcaster writes as a strategic merge patch that EventsSink sends
-// on to the client.
+// EventsSink implements events.EventSink (k8s.io/client-go/tools/events)
+// for events.k8s.io/v1 Events and stores them as core/v1 Events, the way
+// the API server keeps both API versions in a single resource. Provider
+// puts an events.NewBroadcaster in front of it and writes its Events with
+// StartRecording, which folds a repeat into a series only when its note is
+// the same too, as Kubernetes' core/v1 event correlator keys repeats by
+// their message (client-go's series keep the first note for all), and
+// writes every occurrence at once. The series are strategic merge patches
+// that EventsSink sends on to the client.
 //
 // In controller-runtime v0.25 the recorder.Provider interface, which the
 // Manager implements, hands out recorders through GetEventRecorder(name): a

@@ -47,7 +47,8 @@ const eventsSettle = 100 * time.Millisecond
 // as on a cluster:
 //
 //   - GetEventRecorder returns a recorder.EventRecorder writing
-//     events.k8s.io/v1 Events through client-go's events broadcaster and an
+//     events.k8s.io/v1 Events through client-go's events broadcaster,
+//     StartRecording's series and an
 //     EventsSink, which stores them as core/v1 Events.
 //   - GetEventRecorderFor, which recorder.Provider still requires, returns a
 //     record.EventRecorder that records through the same events.k8s.io/v1
@@ -73,8 +74,16 @@ var _ recorder.Provider = (*Provider)(nil)
 // NewProvider starts the broadcasters of a Provider writing with c. scheme
 // resolves the kind of the objects events are about.
 func NewProvider(c client.Client, scheme *runtime.Scheme) *Provider {
+	return NewProviderForSink(NewEventsSink(c), scheme)
+}
+
+// NewProviderForSink is NewProvider writing to any events.EventSink, such
+// as client-go's EventSinkImpl on a cluster: a new note is an Event of its
+// own there too (see StartRecording), where a Manager's own recorders fold
+// it into the first.
+func NewProviderForSink(target events.EventSink, scheme *runtime.Scheme) *Provider {
 	act := &activity{}
-	sink := &providerEventsSink{sink: NewEventsSink(c), activity: act}
+	sink := &providerEventsSink{sink: target, activity: act}
 	broadcaster := events.NewBroadcaster(sink)
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &Provider{
@@ -84,13 +93,10 @@ func NewProvider(c client.Client, scheme *runtime.Scheme) *Provider {
 		cancel:      cancel,
 		activity:    act,
 	}
-	// Count the events that leave the broadcaster's queue so Shutdown can
-	// tell when all recorded events have reached the recording watcher.
-	if _, err := broadcaster.StartEventWatcher(func(runtime.Object) { act.distributed() }); err != nil {
+	// Count the events once written, so Shutdown can tell when all
+	// recorded events have been.
+	if err := startRecording(ctx, broadcaster, sink, act.distributed); err != nil {
 		// Only possible on a shut-down broadcaster.
-		panic(err)
-	}
-	if err := broadcaster.StartRecordingToSinkWithContext(ctx); err != nil {
 		panic(err)
 	}
 	return p
@@ -126,13 +132,9 @@ func (p *Provider) Shutdown() {
 // and stops both broadcasters; when it returns the Provider makes no further
 // calls to the client. ctx bounds the wait for pending writes.
 //
-// client-go's events broadcaster hands every event to its own goroutine, so
-// events.k8s.io/v1 events can only be drained on a best-effort basis: the
-// Provider waits until every accepted event has left the broadcaster's queue,
-// no write is in progress and none has happened for a short settling period.
-// As on a cluster, series counts that client-go has not written yet (it
-// writes the count of the 3rd and later isomorphic events only when the
-// series finishes, six minutes after its last event) are lost.
+// The Provider waits until every accepted event has been written (each
+// occurrence of a series is written at once, see StartRecording), no write
+// is in progress and none has happened for a short settling period.
 func (p *Provider) ShutdownWithContext(ctx context.Context) {
 	p.shutdown.Do(func() {
 		p.mu.Lock()
@@ -224,7 +226,8 @@ func (a *activity) accepted() {
 	a.touch()
 }
 
-// distributed notes an event that left the broadcaster's queue.
+// distributed notes an event that left the broadcaster's queue and was
+// written (or dropped).
 func (a *activity) distributed() {
 	a.nDistributed.Add(1)
 	a.touch()
@@ -271,7 +274,7 @@ func (a *activity) wait(ctx context.Context, settle time.Duration) {
 // providerEventsSink is the events.EventSink of a Provider: an EventsSink
 // that reports its activity and refuses writes once closed.
 type providerEventsSink struct {
-	sink     *EventsSink
+	sink     events.EventSink
 	activity *activity
 	gate     gate
 }

@@ -17,6 +17,7 @@ limitations under the License.
 package eventsink
 
 import (
+	"maps"
 	"strings"
 	"sync"
 	"testing"
@@ -146,5 +147,44 @@ func TestProviderShutdown(t *testing.T) {
 	waitNoBrokerGoroutines(t)
 	if got := listEvents(t, store); len(got) != len(evs) {
 		t.Errorf("events recorded after Shutdown were stored: %d before, %d after", len(evs), len(got))
+	}
+}
+
+// TestProviderEveryNoteIsShown records Events of one object, type, reason
+// and action with different notes: a repeat of the same note folds into a
+// series counting every occurrence, written at once, and a new note is an
+// Event of its own (client-go's own series keep the first note for all,
+// and write the third count only when the series ends, six minutes later).
+func TestProviderEveryNoteIsShown(t *testing.T) {
+	tests := []struct {
+		name  string
+		notes []string
+		want  map[string]int32 // message: occurrences
+	}{
+		{name: "a second reason", notes: []string{"the file holds no object", "line 3: a tab"},
+			want: map[string]int32{"the file holds no object": 1, "line 3: a tab": 1}},
+		{name: "the same note again", notes: []string{"same", "same", "same", "same"}, want: map[string]int32{"same": 4}},
+		{name: "back to the first", notes: []string{"a", "b", "a"}, want: map[string]int32{"a": 2, "b": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, store := newTestProvider(t)
+			rec := p.GetEventRecorder("tether-store")
+			obj := subject()
+			for _, note := range tt.notes {
+				rec.Eventf(obj, nil, corev1.EventTypeWarning, "InvalidEdit", "AdoptEdit", "%s", note)
+			}
+			waitForEvents(t, store, "an Event per note, counting its occurrences", func(evs []corev1.Event) bool {
+				got := map[string]int32{}
+				for _, ev := range evs {
+					n := int32(1)
+					if ev.Series != nil {
+						n = ev.Series.Count
+					}
+					got[ev.Message] += n
+				}
+				return maps.Equal(got, tt.want) && len(evs) == len(tt.want)
+			})
+		})
 	}
 }

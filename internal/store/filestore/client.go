@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -30,6 +31,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 )
@@ -96,10 +98,24 @@ func (c *Client) fill(u *unstructured.Unstructured, obj runtime.Object) error {
 	return nil
 }
 
+// namespaceError refuses a namespace that is not a DNS-1123 label before
+// any path is formed from it: "../x" would name a directory outside its
+// kind's. An empty namespace (all namespaces, or a cluster-scoped kind) is
+// no error here.
+func namespaceError(r *resource, namespace string) error {
+	if namespace == "" || !r.namespaced || isDNS1123Label(namespace) {
+		return nil
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("metadata.namespace: Invalid value: %q: %s", namespace, strings.Join(validation.IsDNS1123Label(namespace), ", ")))
+}
+
 // Get reads one object.
 func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Object, _ ...client.GetOption) error {
 	r, err := c.resourceOf(obj)
 	if err != nil {
+		return err
+	}
+	if err := namespaceError(r, key.Namespace); err != nil {
 		return err
 	}
 	if err := contextDone(ctx); err != nil {
@@ -161,6 +177,9 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		return err
 	}
 	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	if err := namespaceError(r, lo.Namespace); err != nil {
+		return err
+	}
 	m, err := newMatcher(lo)
 	if err != nil {
 		return err
@@ -284,6 +303,9 @@ func (c *Client) update(ctx context.Context, obj client.Object, subresource bool
 	if r.namespaced && u.GetNamespace() == "" {
 		return apierrors.NewBadRequest("the namespace of the object is required for namespaced resource " + r.plural)
 	}
+	if err := namespaceError(r, u.GetNamespace()); err != nil {
+		return err
+	}
 	wo.typed = isTyped(obj)
 	out, err := c.s.update(ctx, r, u, subresource, wo)
 	if err != nil {
@@ -302,6 +324,9 @@ func (c *Client) patch(ctx context.Context, obj client.Object, patch client.Patc
 	defer c.s.observeWrite("patch", time.Now())
 	r, err := c.resourceOf(obj)
 	if err != nil {
+		return err
+	}
+	if err := namespaceError(r, obj.GetNamespace()); err != nil {
 		return err
 	}
 	data, err := patch.Data(obj)
@@ -327,6 +352,9 @@ func (c *Client) Delete(ctx context.Context, obj client.Object, opts ...client.D
 	if err != nil {
 		return err
 	}
+	if err := namespaceError(r, obj.GetNamespace()); err != nil {
+		return err
+	}
 	do := (&client.DeleteOptions{}).ApplyOptions(opts)
 	return c.s.remove(ctx, r, obj.GetNamespace(), obj.GetName(), deleteOptionsFrom(do))
 }
@@ -350,6 +378,9 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 		return err
 	}
 	dao := (&client.DeleteAllOfOptions{}).ApplyOptions(opts)
+	if err := namespaceError(r, dao.Namespace); err != nil {
+		return err
+	}
 	m, err := newMatcher(&dao.ListOptions)
 	if err != nil {
 		return err

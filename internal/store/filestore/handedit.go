@@ -26,6 +26,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 	yamlv2 "go.yaml.in/yaml/v2"
@@ -33,6 +34,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/tools/events"
@@ -95,6 +97,11 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 			return nil
 		}
 		next, errs := s.prepareAdoption(ctx, r, namespace, name, so.obj, last)
+		if len(errs) > 1 {
+			// The schema validator adds an error of no field saying that
+			// rules were skipped because of the others: it names nothing.
+			errs = slices.DeleteFunc(errs, func(e *field.Error) bool { return e.Field == "" || e.Field == "<nil>" })
+		}
 		if len(errs) > 0 {
 			return &InvalidEditError{File: &FileError{Path: path, Line: s.lineOfField(path, errs[0].Field), Err: errs.ToAggregate()}, Object: last}
 		}
@@ -272,6 +279,11 @@ func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, nam
 		return nil, field.ErrorList{field.Invalid(field.NewPath("apiVersion"), next.GetAPIVersion()+" "+next.GetKind(),
 			fmt.Sprintf("a file under %s/ must hold a %s", r.plural, r.gvk.GroupVersion().WithKind(r.gvk.Kind)))}
 	}
+	if last != nil {
+		if errs := identityErrors(r, namespace, name, next); len(errs) > 0 {
+			return nil, errs
+		}
+	}
 	next.SetName(name)
 	next.SetNamespace(namespace)
 	next.SetManagedFields(nil)
@@ -331,6 +343,29 @@ func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, nam
 	return next, nil
 }
 
+// identityErrors refuses an edit of an object's file whose metadata names
+// another object than its path: the path is the object's identity, and
+// adopting the edit under it would drop the change the person made. An
+// absent name or namespace is taken from the path. A new file (a copy)
+// is named by its path instead, and never gets here.
+func identityErrors(r *resource, namespace, name string, edited *unstructured.Unstructured) field.ErrorList {
+	key := name
+	if r.namespaced {
+		key = namespace + "/" + name
+	}
+	detail := func(field, value string) string {
+		return fmt.Sprintf("the file's path names %s %s, which an edit cannot change: set %s back to %q, or apply a copy of the object under its new identity", r.gvk.Kind, key, field, value)
+	}
+	var errs field.ErrorList
+	if got := edited.GetName(); got != "" && got != name {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "name"), got, detail("metadata.name", name)))
+	}
+	if got := edited.GetNamespace(); got != "" && got != namespace {
+		errs = append(errs, field.Invalid(field.NewPath("metadata", "namespace"), got, detail("metadata.namespace", namespace)))
+	}
+	return errs
+}
+
 func bytesEqualWithout(a, b *unstructured.Unstructured, drop ...string) bool {
 	return bytes.Equal(contentWithout(a, drop...), contentWithout(b, drop...))
 }
@@ -360,11 +395,33 @@ const ReasonQuarantined = "Quarantined"
 // ActionAdoptEdit is the action of the events the hand-edit watcher records.
 const ActionAdoptEdit = "AdoptEdit"
 
+// Before it records the Event of a refused edit, the hand-edit watcher
+// waits for the file to settle: many editors save by truncating the file
+// and writing it again, and a file read between the two (empty, or half
+// written) is refused for a reason its person never wrote.
+const (
+	// settleDelay is how long a refused file must stay unchanged.
+	settleDelay = 100 * time.Millisecond
+	// settleLimit bounds the wait of a file that keeps changing, or stays
+	// empty.
+	settleLimit = 2 * time.Second
+)
+
+// settling is a refused file the watcher waits on.
+type settling struct {
+	// data and err are what it last read of the file.
+	data       []byte
+	err        string
+	first, due time.Time
+}
+
 // WatchHandEdits watches the store's object directories and adopts hand
 // edits as they happen, until ctx ends. It first adopts edits made while
 // nothing was watching. On an inotify overflow it scans everything again.
 // Refused edits are logged and recorded through rec as Warning Events on
-// the object, with file and line.
+// the object, with file and line, once the file has settled: read twice
+// settleDelay apart with the same content (or after settleLimit), and
+// judged on that final content.
 func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -373,35 +430,111 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 	defer func() { _ = w.Close() }()
 	// refused counts each refused version of a file once for the metrics.
 	refused := map[string]string{}
+	// recorded is the message of the last Event recorded about a file.
+	recorded := map[string]string{}
+	record := func(regarding runtime.Object, p Problem) {
+		reason := ReasonQuarantined
+		if _, isObject := regarding.(*unstructured.Unstructured); isObject {
+			reason = ReasonInvalidEdit
+		}
+		msg := p.Reason
+		if !strings.HasPrefix(msg, p.Path) {
+			msg = p.Path + ": " + msg
+		}
+		rec.Eventf(regarding, nil, corev1.EventTypeWarning, reason, ActionAdoptEdit, "%s; %s", msg, p.Fix)
+	}
+	forget := func(path string) {
+		delete(refused, path)
+		delete(recorded, path)
+		s.cleared(path)
+	}
+	pending := map[string]*settling{}
+	read := func(path string) ([]byte, string) {
+		data, err := s.readRegular(path)
+		if err != nil {
+			return nil, err.Error()
+		}
+		return data, ""
+	}
+	settle := func(path string) {
+		now := time.Now()
+		p := pending[path]
+		if p == nil {
+			p = &settling{first: now}
+			pending[path] = p
+		}
+		p.data, p.err = read(path)
+		p.due = now.Add(settleDelay)
+	}
+	// judge adopts or refuses a file that has settled, and records the
+	// Event of a refusal whose message is news.
+	judge := func(path string) {
+		err := s.adoptFile(ctx, path)
+		var inv *InvalidEditError
+		switch {
+		case errors.As(err, &inv):
+			msg := inv.File.Error()
+			if refused[path] != msg {
+				refused[path] = msg
+				s.observeHandEdit(false)
+			}
+			p, regarding := s.fileProblem(inv.File, inv.Object)
+			s.report(p, nil)
+			if regarding != nil && recorded[path] != msg {
+				recorded[path] = msg
+				record(regarding, p)
+			}
+		case err != nil:
+			s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
+		default:
+			forget(path)
+		}
+	}
+	judgeSettled := func() {
+		now := time.Now()
+		for path, p := range pending {
+			if now.Before(p.due) {
+				continue
+			}
+			data, err := read(path)
+			// An empty file is what a save leaves between its truncate and
+			// its write, however long a loaded machine keeps the editor
+			// from writing: it is judged only at the limit.
+			empty := err == "" && len(data) == 0
+			if (empty || err != p.err || !bytes.Equal(data, p.data)) && now.Sub(p.first) < settleLimit {
+				p.data, p.err, p.due = data, err, now.Add(settleDelay)
+				continue
+			}
+			delete(pending, path)
+			judge(path)
+		}
+	}
 	handle := func(path string) {
 		err := s.adoptFile(ctx, path)
 		var inv *InvalidEditError
 		switch {
 		case errors.As(err, &inv):
-			if msg := inv.File.Error(); refused[path] != msg {
-				refused[path] = msg
-				s.observeHandEdit(false)
-			}
-			s.reportFileError(inv.File, inv.Object)
+			settle(path)
 		case err != nil:
 			s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
 		default:
-			delete(refused, path)
-			s.cleared(path)
+			delete(pending, path)
+			forget(path)
 		}
 	}
 	// Every report, whoever found the entry (this watcher, a list, a
-	// watch), becomes one Warning Event.
+	// watch), becomes one Warning Event; one found in an object file's
+	// content once the file has settled.
 	emit := func() {
 		for _, q := range s.takeReports() {
 			if q.regarding == nil {
 				continue
 			}
-			reason := ReasonQuarantined
-			if _, isObject := q.regarding.(*unstructured.Unstructured); isObject {
-				reason = ReasonInvalidEdit
+			if _, _, _, ok := s.keyOfPath(q.problem.Path); ok && q.fromFile {
+				settle(q.problem.Path)
+				continue
 			}
-			rec.Eventf(q.regarding, nil, corev1.EventTypeWarning, reason, ActionAdoptEdit, "%s: %s; %s", q.problem.Path, q.problem.Reason, q.problem.Fix)
+			record(q.regarding, q.problem)
 		}
 	}
 	scan := func() {
@@ -435,10 +568,33 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 	}
 	scan()
 	emit()
+	var wake *time.Timer
+	defer func() {
+		if wake != nil {
+			wake.Stop()
+		}
+	}()
 	for {
+		var woken <-chan time.Time
+		if len(pending) > 0 {
+			next := time.Time{}
+			for _, p := range pending {
+				if next.IsZero() || p.due.Before(next) {
+					next = p.due
+				}
+			}
+			if wake == nil {
+				wake = time.NewTimer(time.Until(next))
+			} else {
+				wake.Reset(time.Until(next))
+			}
+			woken = wake.C
+		}
 		select {
 		case <-ctx.Done():
 			return nil
+		case <-woken:
+			judgeSettled()
 		case <-s.quarantine.notify:
 			emit()
 		case ev, ok := <-w.Events:
@@ -464,7 +620,8 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				} else {
 					// The file is the store's again (an edit undone): a
 					// later identical refusal is news.
-					s.cleared(ev.Name)
+					delete(pending, ev.Name)
+					forget(ev.Name)
 				}
 			}
 		case err, ok := <-w.Errors:

@@ -95,6 +95,28 @@ func TestHandEdits(t *testing.T) {
 			keepsFile: true,
 		},
 		{
+			name: "a changed metadata.name is refused and the file kept",
+			edit: func(t *testing.T, path string) { sedInPlace(t, path, "s/^  name: edited$/  name: renamed/") },
+			want: func(t *testing.T, before, after *agentsv1alpha1.Hook) {
+				if after.Name != "edited" || after.ResourceVersion != before.ResourceVersion {
+					t.Fatalf("name %q rv %s, want the last valid version", after.Name, after.ResourceVersion)
+				}
+			},
+			keepsFile: true,
+		},
+		{
+			name: "a changed metadata.namespace is refused and the file kept",
+			edit: func(t *testing.T, path string) {
+				sedInPlace(t, path, "s/^  namespace: default$/  namespace: elsewhere/")
+			},
+			want: func(t *testing.T, before, after *agentsv1alpha1.Hook) {
+				if after.Namespace != "default" || after.ResourceVersion != before.ResourceVersion {
+					t.Fatalf("namespace %q rv %s, want the last valid version", after.Namespace, after.ResourceVersion)
+				}
+			},
+			keepsFile: true,
+		},
+		{
 			name: "rm deletes the object",
 			edit: func(t *testing.T, path string) {
 				if err := os.Remove(path); err != nil {

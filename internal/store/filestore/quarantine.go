@@ -53,6 +53,10 @@ type quarantined struct {
 	// regarding is the object the Event is about: the last valid version
 	// in effect, or a reference built from the entry's path.
 	regarding runtime.Object
+	// fromFile is set for a problem found in an object file's content,
+	// which may be a save caught midway: the watcher reads the file again
+	// once it has settled before it records an Event.
+	fromFile bool
 }
 
 func newQuarantine() *quarantine {
@@ -62,6 +66,12 @@ func newQuarantine() *quarantine {
 // report records p, logging it unless the same problem of the same path
 // was reported already. regarding may be nil.
 func (s *Store) report(p Problem, regarding runtime.Object) {
+	s.reportEntry(quarantined{problem: p, regarding: regarding})
+}
+
+// reportEntry is report of a quarantined entry.
+func (s *Store) reportEntry(e quarantined) {
+	p := e.problem
 	q := s.quarantine
 	q.mu.Lock()
 	if q.reported[p.Path] == p.Reason {
@@ -69,7 +79,7 @@ func (s *Store) report(p Problem, regarding runtime.Object) {
 		return
 	}
 	q.reported[p.Path] = p.Reason
-	q.pending = append(q.pending, quarantined{problem: p, regarding: regarding})
+	q.pending = append(q.pending, e)
 	q.mu.Unlock()
 	select {
 	case q.notify <- struct{}{}:
@@ -99,6 +109,13 @@ func (s *Store) takeReports() []quarantined {
 
 // reportFileError reports the entry of a refused read or edit.
 func (s *Store) reportFileError(fe *FileError, last *unstructured.Unstructured) {
+	p, regarding := s.fileProblem(fe, last)
+	s.reportEntry(quarantined{problem: p, regarding: regarding, fromFile: true})
+}
+
+// fileProblem is the problem of a refused read or edit and what its Event
+// regards: the last valid version, or a reference built from the path.
+func (s *Store) fileProblem(fe *FileError, last *unstructured.Unstructured) (Problem, runtime.Object) {
 	p := Problem{Path: fe.Path, Reason: fe.Error(), Fix: "fix or remove the file; the last valid version stays in effect"}
 	var ee *EntryError
 	if errors.As(fe.Err, &ee) {
@@ -110,7 +127,7 @@ func (s *Store) reportFileError(fe *FileError, last *unstructured.Unstructured) 
 	} else if r, ns, name, ok := s.keyOfPath(fe.Path); ok {
 		regarding = &corev1.ObjectReference{APIVersion: r.gvk.GroupVersion().String(), Kind: r.gvk.Kind, Namespace: ns, Name: name}
 	}
-	s.report(p, regarding)
+	return p, regarding
 }
 
 // storeReference is what an Event about the store itself (its journal)

@@ -892,6 +892,9 @@ func (s *Store) decodeObjectFile(path string, data []byte) (*storedObject, error
 		if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
 			line, _ = strconv.Atoi(m[1])
 			line += offset
+			// The error's own line counts from below the header; the
+			// FileError gives the file's.
+			err = errors.New(strings.Replace(err.Error(), m[0]+": ", "", 1))
 		}
 		return nil, &FileError{Path: path, Line: line, Err: err}
 	}

@@ -24,6 +24,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +35,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -164,6 +166,53 @@ func TestBadInputChangesNothing(t *testing.T) {
 			}
 			if files := storeFiles(t, dir); len(files) != 0 {
 				t.Fatalf("a rejected create wrote %v", files)
+			}
+		})
+	}
+}
+
+// TestNamespaceGivenAsAPathIsRefused asks every keyed operation of the
+// store for a namespace that is a path: each is refused as an invalid
+// namespace before a path is formed, never read from another kind's
+// directory (hooks/../workers/default is workers/default).
+func TestNamespaceGivenAsAPathIsRefused(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	c := s.Client()
+	w := &agentsv1alpha1.Worker{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "w"}, Spec: agentsv1alpha1.WorkerSpec{Command: []string{"true"}}}
+	if err := c.Create(ctx, w); err != nil {
+		t.Fatal(err)
+	}
+	ns := "../workers/default"
+	h := &agentsv1alpha1.Hook{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "w", ResourceVersion: "1"}, Spec: hook("w").Spec}
+	ops := []struct {
+		name string
+		op   func() error
+	}{
+		{"get", func() error { return c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "w"}, &agentsv1alpha1.Hook{}) }},
+		{"list", func() error { return c.List(ctx, &agentsv1alpha1.HookList{}, client.InNamespace(ns)) }},
+		{"watch", func() error {
+			wi, err := c.Watch(ctx, &agentsv1alpha1.HookList{}, client.InNamespace(ns))
+			if err == nil {
+				wi.Stop()
+			}
+			return err
+		}},
+		{"update", func() error { return c.Update(ctx, h.DeepCopy()) }},
+		{"patch", func() error { return c.Patch(ctx, h.DeepCopy(), client.RawPatch(types.MergePatchType, []byte(`{}`))) }},
+		{"delete", func() error { return c.Delete(ctx, h.DeepCopy()) }},
+		{"delete all of", func() error { return c.DeleteAllOf(ctx, &agentsv1alpha1.Hook{}, client.InNamespace(ns)) }},
+	}
+	for _, o := range ops {
+		t.Run(o.name, func(t *testing.T) {
+			before := storeFiles(t, dir)
+			err := o.op()
+			if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "metadata.namespace") || !strings.Contains(err.Error(), ns) {
+				t.Fatalf("%s: %v, want a BadRequest naming metadata.namespace %q", o.name, err, ns)
+			}
+			if after := storeFiles(t, dir); !slices.Equal(after, before) {
+				t.Fatalf("%s changed the store: %v, was %v", o.name, after, before)
 			}
 		})
 	}

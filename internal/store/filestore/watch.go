@@ -44,6 +44,9 @@ func (c *Client) Watch(ctx context.Context, list client.ObjectList, opts ...clie
 		return nil, err
 	}
 	lo := (&client.ListOptions{}).ApplyOptions(opts)
+	if err := namespaceError(r, lo.Namespace); err != nil {
+		return nil, err
+	}
 	m, err := newMatcher(lo)
 	if err != nil {
 		return nil, err
