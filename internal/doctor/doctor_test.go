@@ -189,7 +189,7 @@ func TestStoreChecks(t *testing.T) {
 			p := filepath.Join(dir, "hooks", "default", "b.yaml")
 			write(t, p, "not: [valid\n")
 			return []doctor.Finding{{Check: doctor.CheckQuarantine, Severity: doctor.Error, Path: p,
-				Reason: "holds an edit the store refuses: " + p + ":1: yaml: line 1: did not find expected ',' or ']'",
+				Reason: "holds an edit the store refuses: " + p + ":1: yaml: did not find expected ',' or ']'",
 				Fix:    "fix or remove the file; the last valid version stays in effect"}}
 		}},
 		{"another user's object file", true, func(t *testing.T, dir string) []doctor.Finding {
