@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -133,6 +135,36 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 	}
 }
 
+// BenchmarkLocalOperatorScale10k is the local store's half of
+// BenchmarkOperatorScale10k alone, which needs no kube-apiserver and takes
+// seconds to populate instead of minutes.
+func BenchmarkLocalOperatorScale10k(b *testing.B) {
+	home := scaleHome(b)
+	dir := filepath.Join(b.TempDir(), "store")
+	fill := testsupport.Store(b, dir, testsupport.WithoutFsync)
+	populateHooks(b, fill.Client(), "default", scaleProto(b), operatorScaleHooks, 8)
+	_ = fill.Close()
+	local := testsupport.Store(b, dir).Client()
+
+	b.ResetTimer()
+	lr := runScale(b, local, "default", home, "run", "--store", dir, "--metrics-bind-address", "0")
+	b.StopTimer()
+	for _, m := range []struct {
+		unit  string
+		value float64
+	}{
+		{"sync-ms", ms(lr.synced)},
+		{"last-first-reconcile-ms", ms(lr.wave)},
+		{"rss-sync-MiB", lr.rssSync},
+		{"rss-settled-MiB", lr.rssSettled},
+		{"hwm-MiB", lr.hwm},
+		{"p50-ms", ms(lr.p50)},
+		{"p99-ms", ms(lr.p99)},
+	} {
+		b.ReportMetric(m.value, m.unit)
+	}
+}
+
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // scaleHome is a TETHER_HOME with a receipt key, so that both backends
@@ -222,6 +254,12 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 	seen := newHookSeen()
 	go seen.follow(w)
 
+	profiles := os.Getenv(scaleProfilesEnv)
+	var pprofAddr string
+	if profiles != "" {
+		pprofAddr = freeLocalAddr(b)
+		args = append(args, "--pprof-bind-address", pprofAddr)
+	}
 	cmd := exec.Command(tetherBin, args...)
 	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
 	stderr, err := cmd.StderrPipe()
@@ -250,6 +288,12 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 		b.Fatalf("tether %v: the Hook controller never synced:\n%s", args, log.String())
 	}
 	res.rssSync, _ = procMemory(b, cmd.Process.Pid)
+	saveHeap := func(stage string) {
+		if profiles != "" {
+			saveHeapProfile(b, pprofAddr, filepath.Join(profiles, args[1][2:]+"-"+stage))
+		}
+	}
+	saveHeap("sync")
 	wave, ok := seen.waitFirst(operatorScaleHooks, 15*time.Minute)
 	if !ok {
 		b.Fatalf("tether %v: only %d of %d Hooks reconciled:\n%s", args, seen.firstCount(), operatorScaleHooks, log.String())
@@ -285,6 +329,7 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 	}
 	time.Sleep(2 * time.Second)
 	res.rssSettled, res.hwm = procMemory(b, cmd.Process.Pid)
+	saveHeap("settled")
 	slices.Sort(latencies)
 	res.p50 = latencies[len(latencies)/2]
 	res.p99 = latencies[int(math.Ceil(float64(len(latencies))*0.99))-1]
@@ -296,6 +341,54 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.rssSync, res.rssSettled, res.hwm,
 		res.p50.Round(10*time.Microsecond), res.p99.Round(10*time.Microsecond), len(latencies))
 	return res
+}
+
+// scaleProfilesEnv names a directory: when set, runScale serves pprof from
+// each tether run and saves its heap profile there at sync and settled, as
+// store-sync.pb.gz, store-settled.pb.gz, cluster-sync.pb.gz and
+// cluster-settled.pb.gz (`go tool pprof -sample_index=inuse_space` or
+// alloc_space), each beside its text form (.txt).
+const scaleProfilesEnv = "TETHER_SCALE_PROFILES"
+
+// freeLocalAddr is a loopback address whose port was free a moment ago.
+func freeLocalAddr(b *testing.B) string {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
+}
+
+// saveHeapProfile writes the heap profile served at addr to base.pb.gz,
+// and its text form, which ends with the runtime's MemStats, to base.txt.
+// It is taken without a GC first, as RSS is read: inuse_space is the heap
+// as the last GC left it.
+func saveHeapProfile(b *testing.B, addr, base string) {
+	b.Helper()
+	for _, f := range []struct{ query, path string }{{"", base + ".pb.gz"}, {"?debug=1", base + ".txt"}} {
+		var resp *http.Response
+		var err error
+		for range 50 {
+			if resp, err = http.Get("http://" + addr + "/debug/pprof/heap" + f.query); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("heap profile from %s: %v %s", addr, err, resp.Status)
+		}
+		if err := os.WriteFile(f.path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // scanSynced copies the operator's JSON log into log and sends the time of

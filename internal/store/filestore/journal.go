@@ -525,13 +525,19 @@ func (s *Store) newJournalReader() (*journalReader, error) {
 func (r *journalReader) close() error { return r.f.Close() }
 
 // next returns the complete entries appended since the last call.
-func (r *journalReader) next() ([]entry, error) { return r.nextAfter(0) }
+func (r *journalReader) next() ([]entry, error) { return r.nextAfter(0, true) }
+
+// journalReadChunk bounds what a journalReader reads at a time, and the
+// buffer it keeps between reads: a watch starting on a long journal reads
+// all of it, and would otherwise hold a copy of it for its whole life.
+const journalReadChunk = 256 << 10
 
 // nextAfter is next for a reader that needs only the key fields of the
 // entries up to resourceVersion after, as a watch does: their objects are
 // sliced out undecoded (entryHead), which saves decoding a long journal
-// for a watch that starts at its end.
-func (r *journalReader) nextAfter(after uint64) ([]entry, error) {
+// for a watch that starts at its end, and are kept only with keepOld (a
+// selective watch learns from them which objects matched).
+func (r *journalReader) nextAfter(after uint64, keepOld bool) ([]entry, error) {
 	fi, err := r.f.Stat()
 	if err != nil {
 		return nil, err
@@ -542,16 +548,32 @@ func (r *journalReader) nextAfter(after uint64) ([]entry, error) {
 		r.offset = size
 		r.buf = r.buf[:0]
 	}
-	if size > r.offset {
-		chunk := make([]byte, size-r.offset)
-		n, err := r.f.ReadAt(chunk, r.offset)
+	var out []entry
+	for r.offset < size {
+		held := len(r.buf)
+		want := int(min(size-r.offset, journalReadChunk))
+		r.buf = slices.Grow(r.buf, want)
+		n, err := r.f.ReadAt(r.buf[held:held+want], r.offset)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
 		r.offset += int64(n)
-		r.buf = append(r.buf, chunk[:n]...)
+		r.buf = r.buf[:held+n]
+		out = r.lines(out, after, keepOld)
+		if n == 0 {
+			break
+		}
 	}
-	var out []entry
+	if cap(r.buf) > journalReadChunk {
+		// A long line or a long first read grew it: keep only the torn tail.
+		r.buf = bytes.Clone(r.buf)
+	}
+	return out, nil
+}
+
+// lines appends to out the entries of the complete lines in r.buf and
+// leaves in it only the incomplete last line.
+func (r *journalReader) lines(out []entry, after uint64, keepOld bool) []entry {
 	consumed := 0
 	start := r.offset - int64(len(r.buf))
 	for {
@@ -563,7 +585,11 @@ func (r *journalReader) nextAfter(after uint64) ([]entry, error) {
 		if after > 0 {
 			if head, err := entryHead(line); err == nil && head.RV > 0 && head.RV <= after {
 				// r.buf is reused: the entry keeps a copy of its object.
-				head.Object = bytes.Clone(head.Object)
+				if keepOld {
+					head.Object = bytes.Clone(head.Object)
+				} else {
+					head.Object = nil
+				}
 				consumed += i + 1
 				out = append(out, *head)
 				continue
@@ -577,7 +603,7 @@ func (r *journalReader) nextAfter(after uint64) ([]entry, error) {
 		out = append(out, e)
 	}
 	r.buf = append(r.buf[:0], r.buf[consumed:]...)
-	return out, nil
+	return out
 }
 
 // compact rewrites the journal to its newest keep entries plus the newest

@@ -220,7 +220,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 		var entries []entry
 		err := w.c.s.withReadLock(func() error {
 			var err error
-			entries, err = reader.nextAfter(last)
+			entries, err = reader.nextAfter(last, seeding)
 			return err
 		})
 		if err != nil {
