@@ -497,6 +497,10 @@ func (j *journal) lastRV() (uint64, error) {
 // missed a change.
 type journalReader struct {
 	f *os.File
+	// resource, when set, is the only resource whose entries after the
+	// reader's resourceVersion are decoded whole; the objects of others'
+	// are left out, as a watch of one kind needs only their keys.
+	resource string
 	// end caps the readable size at the void mark (see journalEnd).
 	end    func(size int64) int64
 	offset int64
@@ -514,12 +518,14 @@ func (c *corruptLine) problem(path string) Problem {
 		Fix: "nothing to do: the object files hold every object; compaction drops the line"}
 }
 
-func (s *Store) newJournalReader() (*journalReader, error) {
+// newJournalReader opens a reader of the journal, decoding whole only the
+// entries of resource when it is given (see journalReader.resource).
+func (s *Store) newJournalReader(resource string) (*journalReader, error) {
 	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &journalReader{f: f, end: s.journal.journalEnd}, nil
+	return &journalReader{f: f, resource: resource, end: s.journal.journalEnd}, nil
 }
 
 func (r *journalReader) close() error { return r.f.Close() }
@@ -582,17 +588,20 @@ func (r *journalReader) lines(out []entry, after uint64, keepOld bool) []entry {
 			break
 		}
 		line := r.buf[consumed : consumed+i]
-		if after > 0 {
-			if head, err := entryHead(line); err == nil && head.RV > 0 && head.RV <= after {
-				// r.buf is reused: the entry keeps a copy of its object.
-				if keepOld {
-					head.Object = bytes.Clone(head.Object)
-				} else {
-					head.Object = nil
+		if after > 0 || r.resource != "" {
+			if head, err := entryHead(line); err == nil && head.RV > 0 {
+				old := head.RV <= after
+				if old || r.resource != "" && head.Resource != r.resource {
+					// r.buf is reused: the entry keeps a copy of its object.
+					if old && keepOld {
+						head.Object = bytes.Clone(head.Object)
+					} else {
+						head.Object = nil
+					}
+					consumed += i + 1
+					out = append(out, *head)
+					continue
 				}
-				consumed += i + 1
-				out = append(out, *head)
-				continue
 			}
 		}
 		var e entry
