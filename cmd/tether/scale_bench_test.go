@@ -126,6 +126,7 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 		{"rss-sync-MiB", lr.rssSync, cr.rssSync},
 		{"rss-settled-MiB", lr.rssSettled, cr.rssSettled},
 		{"hwm-MiB", lr.hwm, cr.hwm},
+		{"cpu-ms", ms(lr.cpu), ms(cr.cpu)},
 		{"p50-ms", ms(lr.p50), ms(cr.p50)},
 		{"p99-ms", ms(lr.p99), ms(cr.p99)},
 	} {
@@ -158,6 +159,7 @@ func BenchmarkLocalOperatorScale10k(b *testing.B) {
 		{"rss-sync-MiB", lr.rssSync},
 		{"rss-settled-MiB", lr.rssSettled},
 		{"hwm-MiB", lr.hwm},
+		{"cpu-ms", ms(lr.cpu)},
 		{"p50-ms", ms(lr.p50)},
 		{"p99-ms", ms(lr.p99)},
 	} {
@@ -234,6 +236,11 @@ func populateHooks(b *testing.B, c client.Client, ns string, proto *v1.Hook, n, 
 type scaleResult struct {
 	synced, wave, p50, p99   time.Duration
 	rssSync, rssSettled, hwm float64
+	// rssAnon and rssFile split rssSettled: the heap, stacks and runtime;
+	// the binary's own pages, mapped from the file.
+	rssAnon, rssFile float64
+	// cpu is the process's CPU time (user and system) until settled.
+	cpu time.Duration
 }
 
 // runScale starts `tether args...`, serving the Hooks of ns that c reads
@@ -329,6 +336,9 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 	}
 	time.Sleep(2 * time.Second)
 	res.rssSettled, res.hwm = procMemory(b, cmd.Process.Pid)
+	res.cpu = procCPU(b, cmd.Process.Pid)
+	status := procStatus(b, cmd.Process.Pid)
+	res.rssAnon, res.rssFile = status["RssAnon"], status["RssFile"]
 	saveHeap("settled")
 	slices.Sort(latencies)
 	res.p50 = latencies[len(latencies)/2]
@@ -337,8 +347,8 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 	stopped = true
-	b.Logf("tether %s: synced %v, last first reconcile %v, RSS %.0f MiB at sync, %.0f settled, peak %.0f; edit → reconcile p50 %v p99 %v (%d edits)",
-		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.rssSync, res.rssSettled, res.hwm,
+	b.Logf("tether %s: synced %v, last first reconcile %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f, file %.0f), peak %.0f, CPU %v; edit → reconcile p50 %v p99 %v (%d edits)",
+		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.rssFile, res.hwm, res.cpu.Round(10*time.Millisecond),
 		res.p50.Round(10*time.Microsecond), res.p99.Round(10*time.Microsecond), len(latencies))
 	return res
 }
@@ -418,26 +428,52 @@ func scanSynced(r io.Reader, log *syncBuffer, synced chan<- time.Time) {
 // procMemory reads VmRSS and VmHWM of pid, in MiB.
 func procMemory(b *testing.B, pid int) (rss, hwm float64) {
 	b.Helper()
+	m := procStatus(b, pid)
+	return m["VmRSS"], m["VmHWM"]
+}
+
+// procStatus reads the sizes in /proc/PID/status, in MiB by field name.
+func procStatus(b *testing.B, pid int) map[string]float64 {
+	b.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
+	sizes := map[string]float64{}
 	for line := range strings.SplitSeq(string(data), "\n") {
 		field, value, ok := strings.Cut(line, ":")
-		if !ok || (field != "VmRSS" && field != "VmHWM") {
+		if !ok || !strings.HasSuffix(value, " kB") {
 			continue
 		}
 		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 64)
 		if err != nil {
 			b.Fatalf("/proc/%d/status %s: %v", pid, line, err)
 		}
-		if field == "VmRSS" {
-			rss = kb / 1024
-		} else {
-			hwm = kb / 1024
-		}
+		sizes[field] = kb / 1024
 	}
-	return rss, hwm
+	return sizes
+}
+
+// procCPU reads the user and system CPU time of pid (/proc/PID/stat).
+func procCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command, which is in parentheses and may hold
+	// spaces: utime and stime are the 12th and 13th of them, in clock ticks.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %v", pid, err)
+		}
+		ticks += n
+	}
+	// USER_HZ is 100 on Linux.
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // hookSeen follows a watch of Hooks: when each was first stored with the
