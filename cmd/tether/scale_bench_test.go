@@ -25,6 +25,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -124,12 +126,44 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 		{"rss-sync-MiB", lr.rssSync, cr.rssSync},
 		{"rss-settled-MiB", lr.rssSettled, cr.rssSettled},
 		{"hwm-MiB", lr.hwm, cr.hwm},
+		{"cpu-ms", ms(lr.cpu), ms(cr.cpu)},
 		{"p50-ms", ms(lr.p50), ms(cr.p50)},
 		{"p99-ms", ms(lr.p99), ms(cr.p99)},
 	} {
 		b.ReportMetric(m.local, "local-"+m.unit)
 		b.ReportMetric(m.kube, "kube-"+m.unit)
 		b.ReportMetric(m.local/m.kube, "ratio-"+strings.TrimSuffix(strings.TrimSuffix(m.unit, "-ms"), "-MiB"))
+	}
+}
+
+// BenchmarkLocalOperatorScale10k is the local store's half of
+// BenchmarkOperatorScale10k alone, which needs no kube-apiserver and takes
+// seconds to populate instead of minutes.
+func BenchmarkLocalOperatorScale10k(b *testing.B) {
+	home := scaleHome(b)
+	dir := filepath.Join(b.TempDir(), "store")
+	fill := testsupport.Store(b, dir, testsupport.WithoutFsync)
+	populateHooks(b, fill.Client(), "default", scaleProto(b), operatorScaleHooks, 8)
+	_ = fill.Close()
+	local := testsupport.Store(b, dir).Client()
+
+	b.ResetTimer()
+	lr := runScale(b, local, "default", home, "run", "--store", dir, "--metrics-bind-address", "0")
+	b.StopTimer()
+	for _, m := range []struct {
+		unit  string
+		value float64
+	}{
+		{"sync-ms", ms(lr.synced)},
+		{"last-first-reconcile-ms", ms(lr.wave)},
+		{"rss-sync-MiB", lr.rssSync},
+		{"rss-settled-MiB", lr.rssSettled},
+		{"hwm-MiB", lr.hwm},
+		{"cpu-ms", ms(lr.cpu)},
+		{"p50-ms", ms(lr.p50)},
+		{"p99-ms", ms(lr.p99)},
+	} {
+		b.ReportMetric(m.value, m.unit)
 	}
 }
 
@@ -202,6 +236,11 @@ func populateHooks(b *testing.B, c client.Client, ns string, proto *v1.Hook, n, 
 type scaleResult struct {
 	synced, wave, p50, p99   time.Duration
 	rssSync, rssSettled, hwm float64
+	// rssAnon and rssFile split rssSettled: the heap, stacks and runtime;
+	// the binary's own pages, mapped from the file.
+	rssAnon, rssFile float64
+	// cpu is the process's CPU time (user and system) until settled.
+	cpu time.Duration
 }
 
 // runScale starts `tether args...`, serving the Hooks of ns that c reads
@@ -222,6 +261,12 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 	seen := newHookSeen()
 	go seen.follow(w)
 
+	profiles := os.Getenv(scaleProfilesEnv)
+	var pprofAddr string
+	if profiles != "" {
+		pprofAddr = freeLocalAddr(b)
+		args = append(args, "--pprof-bind-address", pprofAddr)
+	}
 	cmd := exec.Command(tetherBin, args...)
 	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
 	stderr, err := cmd.StderrPipe()
@@ -250,6 +295,12 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 		b.Fatalf("tether %v: the Hook controller never synced:\n%s", args, log.String())
 	}
 	res.rssSync, _ = procMemory(b, cmd.Process.Pid)
+	saveHeap := func(stage string) {
+		if profiles != "" {
+			saveHeapProfile(b, pprofAddr, filepath.Join(profiles, args[1][2:]+"-"+stage))
+		}
+	}
+	saveHeap("sync")
 	wave, ok := seen.waitFirst(operatorScaleHooks, 15*time.Minute)
 	if !ok {
 		b.Fatalf("tether %v: only %d of %d Hooks reconciled:\n%s", args, seen.firstCount(), operatorScaleHooks, log.String())
@@ -285,6 +336,10 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 	}
 	time.Sleep(2 * time.Second)
 	res.rssSettled, res.hwm = procMemory(b, cmd.Process.Pid)
+	res.cpu = procCPU(b, cmd.Process.Pid)
+	status := procStatus(b, cmd.Process.Pid)
+	res.rssAnon, res.rssFile = status["RssAnon"], status["RssFile"]
+	saveHeap("settled")
 	slices.Sort(latencies)
 	res.p50 = latencies[len(latencies)/2]
 	res.p99 = latencies[int(math.Ceil(float64(len(latencies))*0.99))-1]
@@ -292,10 +347,58 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 	stopped = true
-	b.Logf("tether %s: synced %v, last first reconcile %v, RSS %.0f MiB at sync, %.0f settled, peak %.0f; edit → reconcile p50 %v p99 %v (%d edits)",
-		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.rssSync, res.rssSettled, res.hwm,
+	b.Logf("tether %s: synced %v, last first reconcile %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f, file %.0f), peak %.0f, CPU %v; edit → reconcile p50 %v p99 %v (%d edits)",
+		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.rssFile, res.hwm, res.cpu.Round(10*time.Millisecond),
 		res.p50.Round(10*time.Microsecond), res.p99.Round(10*time.Microsecond), len(latencies))
 	return res
+}
+
+// scaleProfilesEnv names a directory: when set, runScale serves pprof from
+// each tether run and saves its heap profile there at sync and settled, as
+// store-sync.pb.gz, store-settled.pb.gz, cluster-sync.pb.gz and
+// cluster-settled.pb.gz (`go tool pprof -sample_index=inuse_space` or
+// alloc_space), each beside its text form (.txt).
+const scaleProfilesEnv = "TETHER_SCALE_PROFILES"
+
+// freeLocalAddr is a loopback address whose port was free a moment ago.
+func freeLocalAddr(b *testing.B) string {
+	b.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	return addr
+}
+
+// saveHeapProfile writes the heap profile served at addr to base.pb.gz,
+// and its text form, which ends with the runtime's MemStats, to base.txt.
+// It is taken without a GC first, as RSS is read: inuse_space is the heap
+// as the last GC left it.
+func saveHeapProfile(b *testing.B, addr, base string) {
+	b.Helper()
+	for _, f := range []struct{ query, path string }{{"", base + ".pb.gz"}, {"?debug=1", base + ".txt"}} {
+		var resp *http.Response
+		var err error
+		for range 50 {
+			if resp, err = http.Get("http://" + addr + "/debug/pprof/heap" + f.query); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		data, err := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			b.Fatalf("heap profile from %s: %v %s", addr, err, resp.Status)
+		}
+		if err := os.WriteFile(f.path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
 
 // scanSynced copies the operator's JSON log into log and sends the time of
@@ -325,26 +428,52 @@ func scanSynced(r io.Reader, log *syncBuffer, synced chan<- time.Time) {
 // procMemory reads VmRSS and VmHWM of pid, in MiB.
 func procMemory(b *testing.B, pid int) (rss, hwm float64) {
 	b.Helper()
+	m := procStatus(b, pid)
+	return m["VmRSS"], m["VmHWM"]
+}
+
+// procStatus reads the sizes in /proc/PID/status, in MiB by field name.
+func procStatus(b *testing.B, pid int) map[string]float64 {
+	b.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
+	sizes := map[string]float64{}
 	for line := range strings.SplitSeq(string(data), "\n") {
 		field, value, ok := strings.Cut(line, ":")
-		if !ok || (field != "VmRSS" && field != "VmHWM") {
+		if !ok || !strings.HasSuffix(value, " kB") {
 			continue
 		}
 		kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 64)
 		if err != nil {
 			b.Fatalf("/proc/%d/status %s: %v", pid, line, err)
 		}
-		if field == "VmRSS" {
-			rss = kb / 1024
-		} else {
-			hwm = kb / 1024
-		}
+		sizes[field] = kb / 1024
 	}
-	return rss, hwm
+	return sizes
+}
+
+// procCPU reads the user and system CPU time of pid (/proc/PID/stat).
+func procCPU(b *testing.B, pid int) time.Duration {
+	b.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The fields after the command, which is in parentheses and may hold
+	// spaces: utime and stime are the 12th and 13th of them, in clock ticks.
+	fields := strings.Fields(string(data[strings.LastIndexByte(string(data), ')')+1:]))
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			b.Fatalf("/proc/%d/stat: %v", pid, err)
+		}
+		ticks += n
+	}
+	// USER_HZ is 100 on Linux.
+	return time.Duration(ticks) * 10 * time.Millisecond
 }
 
 // hookSeen follows a watch of Hooks: when each was first stored with the

@@ -71,6 +71,7 @@ type runOptions struct {
 	metricsSecure bool
 	enableHTTP2   bool
 	probeAddr     string
+	pprofAddr     string
 	leaderElect   bool
 	lease         leaseTiming
 	recoveryDir   string
@@ -143,6 +144,7 @@ otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", true, "with --cluster, serve metrics over HTTPS, to clients the cluster authenticates and authorizes for /metrics")
 	fs.BoolVar(&o.enableHTTP2, "enable-http2", false, "with --cluster, allow HTTP/2 on the metrics endpoint (off: HTTP/2 Rapid Reset and Stream Cancellation, CVE-2023-44487 and CVE-2023-39325)")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", "", "address of the /healthz and /readyz endpoints; empty disables them")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", "", "address of net/http/pprof's /debug/pprof/ endpoints, for profiling; empty or 0 disables them (they serve the process's memory and command line to whoever connects: bind to 127.0.0.1)")
 	fs.BoolVar(&o.leaderElect, "leader-elect", false, "with --cluster, elect a leader so only one replica reconciles; a leader stopped by SIGINT or SIGTERM releases the Lease, so a standby takes over within --leader-elect-retry-period")
 	fs.DurationVar(&o.lease.duration, "leader-elect-lease-duration", 15*time.Second, "with --leader-elect, how long standbys wait before taking the Lease of a leader that stopped renewing it (one killed with SIGKILL)")
 	fs.DurationVar(&o.lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "with --leader-elect, how long the leader keeps trying to renew before it gives up leading and exits")
@@ -225,7 +227,7 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 		return nil, controllers.Options{}, err
 	}
 	mgr, err := storemanager.Open(dir, crds, storemanager.Options{
-		Scheme: s, MetricsBindAddress: "0", HealthProbeBindAddress: o.probeAddr, Log: log.WithName("store"),
+		Scheme: s, MetricsBindAddress: "0", HealthProbeBindAddress: o.probeAddr, PprofBindAddress: o.pprofAddr, Log: log.WithName("store"),
 		StoreObserver: metrics.StoreObserver{},
 	})
 	if err != nil {
@@ -274,6 +276,7 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 		Scheme:                        s,
 		Metrics:                       o.clusterMetrics(),
 		HealthProbeBindAddress:        o.probeAddr,
+		PprofBindAddress:              o.pprofAddr,
 		LeaderElection:                o.leaderElect,
 		LeaderElectionID:              LeaderElectionID,
 		LeaderElectionNamespace:       ns,

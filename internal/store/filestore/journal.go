@@ -497,6 +497,10 @@ func (j *journal) lastRV() (uint64, error) {
 // missed a change.
 type journalReader struct {
 	f *os.File
+	// resource, when set, is the only resource whose entries after the
+	// reader's resourceVersion are decoded whole; the objects of others'
+	// are left out, as a watch of one kind needs only their keys.
+	resource string
 	// end caps the readable size at the void mark (see journalEnd).
 	end    func(size int64) int64
 	offset int64
@@ -514,24 +518,32 @@ func (c *corruptLine) problem(path string) Problem {
 		Fix: "nothing to do: the object files hold every object; compaction drops the line"}
 }
 
-func (s *Store) newJournalReader() (*journalReader, error) {
+// newJournalReader opens a reader of the journal, decoding whole only the
+// entries of resource when it is given (see journalReader.resource).
+func (s *Store) newJournalReader(resource string) (*journalReader, error) {
 	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &journalReader{f: f, end: s.journal.journalEnd}, nil
+	return &journalReader{f: f, resource: resource, end: s.journal.journalEnd}, nil
 }
 
 func (r *journalReader) close() error { return r.f.Close() }
 
 // next returns the complete entries appended since the last call.
-func (r *journalReader) next() ([]entry, error) { return r.nextAfter(0) }
+func (r *journalReader) next() ([]entry, error) { return r.nextAfter(0, true) }
+
+// journalReadChunk bounds what a journalReader reads at a time, and the
+// buffer it keeps between reads: a watch starting on a long journal reads
+// all of it, and would otherwise hold a copy of it for its whole life.
+const journalReadChunk = 256 << 10
 
 // nextAfter is next for a reader that needs only the key fields of the
 // entries up to resourceVersion after, as a watch does: their objects are
 // sliced out undecoded (entryHead), which saves decoding a long journal
-// for a watch that starts at its end.
-func (r *journalReader) nextAfter(after uint64) ([]entry, error) {
+// for a watch that starts at its end, and are kept only with keepOld (a
+// selective watch learns from them which objects matched).
+func (r *journalReader) nextAfter(after uint64, keepOld bool) ([]entry, error) {
 	fi, err := r.f.Stat()
 	if err != nil {
 		return nil, err
@@ -542,16 +554,32 @@ func (r *journalReader) nextAfter(after uint64) ([]entry, error) {
 		r.offset = size
 		r.buf = r.buf[:0]
 	}
-	if size > r.offset {
-		chunk := make([]byte, size-r.offset)
-		n, err := r.f.ReadAt(chunk, r.offset)
+	var out []entry
+	for r.offset < size {
+		held := len(r.buf)
+		want := int(min(size-r.offset, journalReadChunk))
+		r.buf = slices.Grow(r.buf, want)
+		n, err := r.f.ReadAt(r.buf[held:held+want], r.offset)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, err
 		}
 		r.offset += int64(n)
-		r.buf = append(r.buf, chunk[:n]...)
+		r.buf = r.buf[:held+n]
+		out = r.lines(out, after, keepOld)
+		if n == 0 {
+			break
+		}
 	}
-	var out []entry
+	if cap(r.buf) > journalReadChunk {
+		// A long line or a long first read grew it: keep only the torn tail.
+		r.buf = bytes.Clone(r.buf)
+	}
+	return out, nil
+}
+
+// lines appends to out the entries of the complete lines in r.buf and
+// leaves in it only the incomplete last line.
+func (r *journalReader) lines(out []entry, after uint64, keepOld bool) []entry {
 	consumed := 0
 	start := r.offset - int64(len(r.buf))
 	for {
@@ -560,13 +588,20 @@ func (r *journalReader) nextAfter(after uint64) ([]entry, error) {
 			break
 		}
 		line := r.buf[consumed : consumed+i]
-		if after > 0 {
-			if head, err := entryHead(line); err == nil && head.RV > 0 && head.RV <= after {
-				// r.buf is reused: the entry keeps a copy of its object.
-				head.Object = bytes.Clone(head.Object)
-				consumed += i + 1
-				out = append(out, *head)
-				continue
+		if after > 0 || r.resource != "" {
+			if head, err := entryHead(line); err == nil && head.RV > 0 {
+				old := head.RV <= after
+				if old || r.resource != "" && head.Resource != r.resource {
+					// r.buf is reused: the entry keeps a copy of its object.
+					if old && keepOld {
+						head.Object = bytes.Clone(head.Object)
+					} else {
+						head.Object = nil
+					}
+					consumed += i + 1
+					out = append(out, *head)
+					continue
+				}
 			}
 		}
 		var e entry
@@ -577,7 +612,7 @@ func (r *journalReader) nextAfter(after uint64) ([]entry, error) {
 		out = append(out, e)
 	}
 	r.buf = append(r.buf[:0], r.buf[consumed:]...)
-	return out, nil
+	return out
 }
 
 // compact rewrites the journal to its newest keep entries plus the newest

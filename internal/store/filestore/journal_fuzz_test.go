@@ -92,7 +92,7 @@ func FuzzJournalLines(f *testing.F) {
 			t.Fatalf("%d bytes left unread, want the torn %d", len(r.buf), torn)
 		}
 		headsOnly := &journalReader{f: file, end: r.end}
-		heads, err := headsOnly.nextAfter(math.MaxUint64)
+		heads, err := headsOnly.nextAfter(math.MaxUint64, true)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -19,10 +19,12 @@ package filestore
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"time"
 
@@ -38,10 +40,11 @@ import (
 // below it, reading the whole journal costs more than it saves.
 const journalReadMin = 256
 
-// journalVersion is the newest journal entry of one object.
+// journalVersion is where the newest journal entry of one object is.
 type journalVersion struct {
 	rv     uint64
-	object json.RawMessage
+	offset int64
+	size   int
 }
 
 // readObjects reads the object files at paths, like readObjectFile each.
@@ -58,10 +61,11 @@ func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, menti
 	if slots != nil {
 		slots.make(len(paths))
 	}
-	var index map[string]journalVersion
+	var index *journalIndex
 	var stamps stampSet
 	if len(paths) >= journalReadMin {
 		if index = s.journalIndex(r); index != nil {
+			defer func() { _ = index.close() }()
 			stamps = s.loadStamps(r)
 		}
 	}
@@ -95,10 +99,10 @@ func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, menti
 // paths[i], if any, and fresh[i] tells whether it was new), with those of
 // the objects it did not list (another namespace's) that are still in the
 // journal at their stamped resourceVersion, when enough changed.
-func (s *Store) restamp(r *resource, index map[string]journalVersion, old stampSet, paths []string, found []fileStamp, fresh []bool) {
+func (s *Store) restamp(r *resource, index *journalIndex, old stampSet, paths []string, found []fileStamp, fresh []bool) {
 	next := stampSet{}
 	for k, st := range old {
-		if v, ok := index[k]; ok && v.rv == st.rv {
+		if v, ok := index.versions[k]; ok && v.rv == st.rv {
 			next[k] = st
 		}
 	}
@@ -130,7 +134,7 @@ func (s *Store) restamp(r *resource, index map[string]journalVersion, old stampS
 // or a fresh one (isFresh) for a file found whole that last changed before
 // settled (Unix nanoseconds). Given mention, an entry whose JSON does not
 // contain it is not decoded: the object is marked unmentioned.
-func (s *Store) readFromJournal(index map[string]journalVersion, stamps stampSet, path string, typed client.Object, mention []byte, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
+func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, mention []byte, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
 	if index == nil {
 		return nil, fileStamp{}, false
 	}
@@ -139,15 +143,19 @@ func (s *Store) readFromJournal(index map[string]journalVersion, stamps stampSet
 		return nil, fileStamp{}, false
 	}
 	key := ns + "/" + name
-	v, ok := index[key]
+	v, ok := index.versions[key]
 	if !ok {
 		return nil, fileStamp{}, false
 	}
 	if st, ok := stamps[key]; ok && st.rv == v.rv && s.stampHolds(st, path) {
-		if mention != nil && !bytes.Contains(v.object, mention) {
+		object, ok := index.object(v, ns, name)
+		if !ok {
+			return nil, fileStamp{}, false
+		}
+		if mention != nil && !bytes.Contains(object, mention) {
 			return &storedObject{unmentioned: true}, st, false
 		}
-		if so := decodeEntryObject(v.object, ns, name, typed); so != nil {
+		if so := decodeEntryObject(object, ns, name, typed); so != nil {
 			return so, st, false
 		}
 		return nil, fileStamp{}, false
@@ -166,9 +174,13 @@ func (s *Store) readFromJournal(index map[string]journalVersion, stamps stampSet
 	if !valid || rv != v.rv {
 		return nil, fileStamp{}, false
 	}
-	if mention != nil && !bytes.Contains(v.object, mention) {
+	object, ok := index.object(v, ns, name)
+	if !ok {
+		return nil, fileStamp{}, false
+	}
+	if mention != nil && !bytes.Contains(object, mention) {
 		so = &storedObject{unmentioned: true}
-	} else if so = decodeEntryObject(v.object, ns, name, typed); so == nil {
+	} else if so = decodeEntryObject(object, ns, name, typed); so == nil {
 		return nil, fileStamp{}, false
 	}
 	if st, ok := stampOf(fi, rv); ok && st.ctime < settled && st.size == int64(len(data)) {
@@ -272,29 +284,70 @@ func (s *itemSlots) take(list client.ObjectList, items []*storedObject) bool {
 	return true
 }
 
-// journalIndex maps "namespace/name" to the newest journal entry of each
-// object of r that still exists. It returns nil when the journal cannot be
-// read; a torn last line is ignored, as by every journal reader.
-func (s *Store) journalIndex(r *resource) map[string]journalVersion {
+// journalIndex is the newest journal entry of each object of a resource
+// that still exists, by "namespace/name", and the journal file they are
+// read from. It keeps where each entry is, not the entry: a list reads
+// each object's line when it decodes it, instead of holding the whole
+// journal while it decodes them all.
+type journalIndex struct {
+	f        *os.File
+	versions map[string]journalVersion
+}
+
+// journalIndexChunk bounds what journalIndex reads of the journal at a time.
+const journalIndexChunk = 4 << 20
+
+// journalIndex indexes the journal's entries of r. It returns nil when the
+// journal cannot be read; a torn last line is ignored, as by every journal
+// reader. The caller holds the read lock, under which the journal only
+// grows by lines no list needs, and closes the index.
+func (s *Store) journalIndex(r *resource) *journalIndex {
 	f, err := s.openBeneath(filepath.Join(s.dir, journalName), os.O_RDONLY, 0)
 	if err != nil {
 		return nil
 	}
-	data, err := io.ReadAll(f)
-	_ = f.Close()
-	if err != nil {
-		return nil
-	}
+	ix := &journalIndex{f: f, versions: map[string]journalVersion{}}
+	resourceField := []byte(`"resource":"` + r.plural + `"`)
+	var buf []byte
 	var lines [][]byte
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
+	var offsets []int64
+	var offset int64
+	for {
+		held := len(buf)
+		buf = slices.Grow(buf, journalIndexChunk)
+		n, err := f.ReadAt(buf[held:held+journalIndexChunk], offset)
+		if err != nil && !errors.Is(err, io.EOF) {
+			_ = ix.close()
+			return nil
+		}
+		if n == 0 {
 			break
 		}
-		lines = append(lines, data[:i])
-		data = data[i+1:]
+		buf = buf[:held+n]
+		start := offset - int64(held)
+		offset += int64(n)
+		lines, offsets = lines[:0], offsets[:0]
+		consumed := 0
+		for {
+			i := bytes.IndexByte(buf[consumed:], '\n')
+			if i < 0 {
+				break
+			}
+			lines = append(lines, buf[consumed:consumed+i])
+			offsets = append(offsets, start+int64(consumed))
+			consumed += i + 1
+		}
+		if !ix.add(r, lines, offsets, resourceField) {
+			_ = ix.close()
+			return nil
+		}
+		buf = append(buf[:0], buf[consumed:]...)
 	}
-	resourceField := []byte(`"resource":"` + r.plural + `"`)
+	return ix
+}
+
+// add indexes the entries of r among lines, which start at offsets.
+func (ix *journalIndex) add(r *resource, lines [][]byte, offsets []int64, resourceField []byte) bool {
 	entries := make([]*entry, len(lines))
 	failed := make([]bool, len(lines))
 	forEachParallel(len(lines), func(i int) {
@@ -311,25 +364,40 @@ func (s *Store) journalIndex(r *resource) map[string]journalVersion {
 			entries[i] = e
 		}
 	})
-	index := map[string]journalVersion{}
 	for i, e := range entries {
 		if failed[i] {
-			return nil
+			return false
 		}
 		if e == nil {
 			continue
 		}
 		key := e.Namespace + "/" + e.Name
 		if e.Type == Deleted {
-			delete(index, key)
+			delete(ix.versions, key)
 			continue
 		}
-		if cur, ok := index[key]; !ok || e.RV > cur.rv {
-			index[key] = journalVersion{rv: e.RV, object: e.Object}
+		if cur, ok := ix.versions[key]; !ok || e.RV > cur.rv {
+			ix.versions[key] = journalVersion{rv: e.RV, offset: offsets[i], size: len(lines[i])}
 		}
 	}
-	return index
+	return true
 }
+
+// object reads the object of v, the newest entry of namespace/name, from
+// the journal; false if the line there is not that entry.
+func (ix *journalIndex) object(v journalVersion, namespace, name string) (json.RawMessage, bool) {
+	line := make([]byte, v.size)
+	if _, err := ix.f.ReadAt(line, v.offset); err != nil {
+		return nil, false
+	}
+	e, err := entryHead(line)
+	if err != nil || e.RV != v.rv || e.Namespace != namespace || e.Name != name {
+		return nil, false
+	}
+	return e.Object, true
+}
+
+func (ix *journalIndex) close() error { return ix.f.Close() }
 
 // objectKey separates an entry's key fields from its object. json.Marshal
 // writes entry's fields in declaration order with object last, and no key

@@ -30,6 +30,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -179,7 +181,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 			_ = reader.close()
 			reader = nil
 		}
-		next, err := w.c.s.newJournalReader()
+		next, err := w.c.s.newJournalReader(w.r.plural)
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return false
@@ -220,7 +222,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 		var entries []entry
 		err := w.c.s.withReadLock(func() error {
 			var err error
-			entries, err = reader.nextAfter(last)
+			entries, err = reader.nextAfter(last, seeding)
 			return err
 		})
 		if err != nil {
@@ -305,18 +307,24 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 }
 
 func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
-	u := &unstructured.Unstructured{}
-	if err := u.UnmarshalJSON(e.Object); err != nil {
+	obj, u, typeErr, err := w.decode(e.Object)
+	if err != nil {
 		w.c.s.report(Problem{Path: filepath.Join(w.c.s.dir, journalName),
 			Reason: fmt.Sprintf("the entry of resourceVersion %d holds no readable object (%v); it is skipped", e.RV, err),
 			Fix:    "nothing to do: the object files hold every object"}, storeReference())
 		return true
 	}
-	if e.Type == Deleted {
-		u.SetResourceVersion(strconv.FormatUint(e.RV, 10))
+	if obj == nil {
+		// Skipped, as a list skips it: one undecodable object must not end
+		// every watch of its kind.
+		w.c.s.reportUndecodable(w.r, u, typeErr)
+		return true
 	}
-	k := key(u)
-	matches := w.m.matches(u)
+	if e.Type == Deleted {
+		obj.SetResourceVersion(strconv.FormatUint(e.RV, 10))
+	}
+	k := obj.GetNamespace() + "/" + obj.GetName()
+	matches := w.m.matches(obj)
 	typ := watch.EventType(e.Type)
 	if w.m.selective() {
 		before, known := w.matching[k]
@@ -340,14 +348,41 @@ func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 	if !matches && (typ != watch.Deleted || e.Type == Deleted) {
 		return true
 	}
-	obj, err := w.object(u)
-	if err != nil {
-		// Skipped, as a list skips it: one undecodable object must not end
-		// every watch of its kind.
-		w.c.s.reportUndecodable(w.r, u, err)
-		return true
-	}
 	return w.send(ctx, watch.Event{Type: typ, Object: obj})
+}
+
+// decode decodes an entry's object as the watch sends it: a typed watch's
+// straight from the JSON into its Go type, as a list decodes it, without
+// an unstructured map in between. An object that is JSON but not of the
+// type comes back nil, with its unstructured form and typeErr saying why;
+// err says it is not an object at all.
+func (w *fileWatch) decode(data []byte) (obj client.Object, u *unstructured.Unstructured, typeErr, err error) {
+	// Anything but a JSON object (null would decode into an empty one) is
+	// left to the unstructured decoder, which refuses it.
+	if w.typed && len(data) > 0 && data[0] == '{' {
+		o, err := w.c.s.scheme.New(w.r.gvk)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		typed, ok := o.(client.Object)
+		if !ok {
+			typeErr = fmt.Errorf("%s is not a client.Object", w.r.gvk.Kind)
+		} else if typeErr = utiljson.Unmarshal(data, typed); typeErr == nil {
+			typed.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
+			return typed, nil, nil, nil
+		}
+	}
+	u = &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(data); err != nil {
+		return nil, nil, nil, err
+	}
+	if w.typed {
+		if typeErr == nil {
+			typeErr = fmt.Errorf("not a JSON object")
+		}
+		return nil, u, typeErr, nil
+	}
+	return u, u, nil, nil
 }
 
 // remember records whether the object of a journal entry the watch starts

@@ -86,6 +86,9 @@ type Options struct {
 	MetricsBindAddress string
 	// HealthProbeBindAddress serves /healthz and /readyz; empty disables it.
 	HealthProbeBindAddress string
+	// PprofBindAddress serves net/http/pprof's /debug/pprof/; "0" or empty
+	// disables it.
+	PprofBindAddress string
 	// Log is the store's logger when Open opens it; default discard.
 	Log logr.Logger
 	// StoreObserver is the store's Observer when Open opens it; nil
@@ -145,6 +148,7 @@ func New(store *filestore.Store, opts Options) (*Manager, error) {
 		Cache:                  cache.Options{DefaultTransform: CacheTransform()},
 		Metrics:                metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress: opts.HealthProbeBindAddress,
+		PprofBindAddress:       opts.PprofBindAddress,
 		MapperProvider: func(*rest.Config, *http.Client) (meta.RESTMapper, error) {
 			return store.RESTMapper(), nil
 		},
