@@ -123,6 +123,48 @@ func TestRunServesMetricsLocally(t *testing.T) {
 	}
 }
 
+// TestRunServesPprofWhenAsked: --pprof-bind-address serves Go's heap
+// profile from tether run, and without it no pprof server starts.
+func TestRunServesPprofWhenAsked(t *testing.T) {
+	free, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := free.Addr().String()
+	_ = free.Close()
+	for _, tc := range []struct {
+		args  []string
+		serve bool
+	}{{[]string{"--pprof-bind-address", addr}, true}, {nil, false}} {
+		dir := t.TempDir()
+		cmd := exec.Command(tetherBin, append([]string{"run", "--store", filepath.Join(dir, "store"), "--metrics-bind-address", "0"}, tc.args...)...)
+		cmd.Env = append(os.Environ(), "TETHER_HOME="+filepath.Join(dir, "home"))
+		output := &syncBuffer{}
+		cmd.Stdout, cmd.Stderr = output, output
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for !strings.Contains(output.String(), "Starting workers") && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		var body string
+		resp, err := http.Get("http://" + addr + "/debug/pprof/heap?debug=1")
+		if err == nil {
+			data, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				body = string(data)
+			}
+		}
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
+		if served := strings.Contains(body, "# runtime.MemStats"); served != tc.serve {
+			t.Errorf("%v: heap profile served %t, want %t (%v):\n%s", tc.args, served, tc.serve, err, output.String())
+		}
+	}
+}
+
 // TestRunOnClusterServesMetricsToAuthorizedClients runs `tether run
 // --cluster` with its metrics on, as the Deployment does: over HTTPS, a
 // client without a token is refused (401), a ServiceAccount without the
