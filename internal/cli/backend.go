@@ -88,6 +88,12 @@ func (o *GlobalOptions) ReadBackend(ctx context.Context) (*Backend, error) {
 	return o.backend(ctx, true)
 }
 
+// cliQPS and cliBurst bound the requests a verb sends a cluster.
+const (
+	cliQPS   = 50
+	cliBurst = 100
+)
+
 func (o *GlobalOptions) backend(_ context.Context, mustExist bool) (*Backend, error) {
 	s, err := scheme.New()
 	if err != nil {
@@ -107,6 +113,10 @@ func (o *GlobalOptions) backend(_ context.Context, mustExist bool) (*Backend, er
 		if err != nil {
 			return nil, fmt.Errorf("loading kubeconfig: %w", err)
 		}
+		// client-go's default limit, 5 requests a second in bursts of 10,
+		// throttled `step done` (about 20 requests) by 1.2 s; the API
+		// server's priority and fairness protects it from a busier client.
+		cfg.QPS, cfg.Burst = cliQPS, cliBurst
 		httpClient, err := rest.HTTPClientFor(cfg)
 		if err != nil {
 			return nil, err
