@@ -84,7 +84,8 @@ type HookReconciler struct {
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=workers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=update
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=list;watch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get
+// The receipt key, by its name only: the operator may read no other Secret.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get,resourceNames=tether-receipt-key
 
 // Reconcile brings one Hook's status, conditions and recovery file up to
 // date and asks to be called again when its heartbeat falls due.

@@ -40,6 +40,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -282,7 +283,10 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 		LeaderElectionNamespace:       ns,
 		LeaderElectionReleaseOnCancel: true,
 		// The operator watches only the Pods of Workers, not every Pod.
-		Cache:         clusterCache(workerPods),
+		Cache: clusterCache(workerPods),
+		// A Secret read through the Manager's client never starts an
+		// informer: the role grants get on the receipt key by name only.
+		Client:        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
 		LeaseDuration: &o.lease.duration,
 		RenewDeadline: &o.lease.renewDeadline,
 		RetryPeriod:   &o.lease.retryPeriod,
@@ -304,7 +308,7 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 		recoveryDir = cfg.RecoveryDir
 	}
 	// Keys are read uncached, one Secret at a time: the operator needs get
-	// on Secrets, never a cluster-wide watch of them.
+	// on each namespace's receipt key Secret, never a watch of Secrets.
 	worker.LogDir, worker.RefuseProcesses = o.workerLogDir, o.workerLogDir == ""
 	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader(), CacheFor: time.Minute}
 	return mgr, controllers.Options{
