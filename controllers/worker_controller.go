@@ -106,6 +106,12 @@ type WorkerOptions struct {
 	// filesystem, which a Deployment keeps read-only, and the processes
 	// would run inside its container. LogDir is then not used.
 	RefuseProcesses bool
+	// PrivilegedNamespaces are the namespaces whose Workers' templates may
+	// ask for privileged containers, host namespaces, hostPath volumes,
+	// host ports, added capabilities beyond the baseline Pod Security
+	// Standard or privilege escalation; AllNamespaces allows every
+	// namespace. Elsewhere such a Worker gets no Pod (PrivilegedTemplate).
+	PrivilegedNamespaces []string
 }
 
 // ReasonProcessesUnsupported is the Ready reason, and the Warning Event's,
@@ -138,6 +144,8 @@ type WorkerReconciler struct {
 	podPendingTimeout time.Duration
 	nodeLostTimeout   time.Duration
 	refuseProcesses   bool
+	// privilegedNamespaces is WorkerOptions.PrivilegedNamespaces.
+	privilegedNamespaces []string
 }
 
 // setupWorker registers the Worker reconciler with mgr. It reads Workers
@@ -213,7 +221,8 @@ func newWorkerReconciler(c client.Client, reader client.Reader, rec events.Event
 		client: c, reader: reader, recorder: rec, host: host, bootID: boot,
 		logDir: logDir, env: slices.Clone(opts.Env), grace: grace, procs: newProcTable(), now: time.Now,
 		podPendingTimeout: pending, nodeLostTimeout: cmp.Or(max(opts.NodeLostTimeout, 0), DefaultNodeLostTimeout),
-		refuseProcesses: opts.RefuseProcesses,
+		refuseProcesses:      opts.RefuseProcesses,
+		privilegedNamespaces: opts.PrivilegedNamespaces,
 	}
 	r.procs.restart = r.restartAtExit
 	return r, nil

@@ -565,13 +565,13 @@ func (r *WorkerReconciler) reconcilePending(ctx context.Context, w *v1.Worker, p
 	return ctrl.Result{}, nil
 }
 
-// refusedReady keeps the Ready condition of a Worker whose Pod the API
-// server refused (InvalidTemplate, PodRejected) while it stays Crashed with
+// refusedReady keeps the Ready condition of a Worker whose Pod was
+// refused (InvalidTemplate, PodRejected, PrivilegedTemplate) while it stays Crashed with
 // no Pod: the condition derived from the phase alone would replace the
 // field the server named with "the worker is Crashed".
 func refusedReady(w *v1.Worker) []metav1.Condition {
 	ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
-	if w.Status.Phase != v1.WorkerCrashed || ready == nil || (ready.Reason != ReasonInvalidTemplate && ready.Reason != ReasonPodRejected) {
+	if w.Status.Phase != v1.WorkerCrashed || ready == nil || (ready.Reason != ReasonInvalidTemplate && ready.Reason != ReasonPodRejected && ready.Reason != ReasonPrivilegedTemplate) {
 		return nil
 	}
 	return []metav1.Condition{condition(ready.Type, ready.Status, ready.Reason, ready.Message)}
@@ -630,6 +630,15 @@ func (r *WorkerReconciler) podRejected(ctx context.Context, w *v1.Worker, cause 
 		r.recordInvalidTemplate(w, invalid)
 		return nil
 	}
+	var privileged *privilegedTemplateError
+	if errors.As(cause, &privileged) {
+		setPhase(&w.Status, workerfsm.StartFailed)
+		if err := r.writeStatus(ctx, w, privilegedTemplateCondition(privileged)); err != nil {
+			return err
+		}
+		r.recordPrivilegedTemplate(w, privileged)
+		return nil
+	}
 	if !apierrors.IsInvalid(cause) && !apierrors.IsForbidden(cause) && !apierrors.IsBadRequest(cause) {
 		return cause
 	}
@@ -644,6 +653,14 @@ func (r *WorkerReconciler) podRejected(ctx context.Context, w *v1.Worker, cause 
 
 func invalidTemplateCondition(invalid *invalidTemplateError) metav1.Condition {
 	return condition(v1.ConditionReady, metav1.ConditionFalse, ReasonInvalidTemplate, invalid.Error()+"; no Pod was created")
+}
+
+func privilegedTemplateCondition(privileged *privilegedTemplateError) metav1.Condition {
+	return condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPrivilegedTemplate, privileged.Error())
+}
+
+func (r *WorkerReconciler) recordPrivilegedTemplate(w *v1.Worker, privileged *privilegedTemplateError) {
+	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, ReasonPrivilegedTemplate, "Start", "%s", privileged.Error())
 }
 
 func (r *WorkerReconciler) recordInvalidTemplate(w *v1.Worker, invalid *invalidTemplateError) {
@@ -666,6 +683,15 @@ func (r *WorkerReconciler) podFor(ctx context.Context, w *v1.Worker, scheme *run
 	if len(pod.Spec.Containers) == 0 {
 		return nil, &invalidTemplateError{fields: []string{"spec.template.spec.containers: Required value: the first container is the agent's"}}
 	}
+	// The operator creates the Pod, so the Worker's creator needs no right
+	// to create Pods: it never creates one that asks for more than the
+	// baseline Pod Security Standard allows, unless an administrator said so.
+	if !r.allowsPrivileged(w.Namespace) {
+		if fields := privilegedFields(&t.Spec); len(fields) > 0 {
+			return nil, &privilegedTemplateError{namespace: w.Namespace, fields: fields}
+		}
+	}
+	restrictedDefaults(&pod.Spec)
 	env := []corev1.EnvVar{
 		{Name: config.WorkerEnv, Value: w.Name},
 		{Name: config.NamespaceEnv, Value: w.Namespace},
@@ -754,6 +780,8 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 	}
 	var invalid *invalidTemplateError
 	refused := errors.As(startErr, &invalid)
+	var privileged *privilegedTemplateError
+	refusedPrivileged := errors.As(startErr, &privileged)
 	if started != "" && len(w.Status.Crashes) > 0 && !clean {
 		w.Status.Crashes[len(w.Status.Crashes)-1].Restarted = true
 	}
@@ -769,6 +797,8 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 	case action == ActionNotifyOnly:
 	case refused:
 		extra = append(extra, invalidTemplateCondition(invalid))
+	case refusedPrivileged:
+		extra = append(extra, privilegedTemplateCondition(privileged))
 	case startErr != nil:
 		extra = append(extra, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonPodRejected, startErr.Error()))
 	}
@@ -792,6 +822,9 @@ func (r *WorkerReconciler) handlePodEnd(ctx context.Context, w *v1.Worker, end p
 	r.emitEnd(w, end, rec.Hook, action, clean, restartedAs, startErr)
 	if refused && started == "" && !clean && action != ActionNotifyOnly {
 		r.recordInvalidTemplate(w, invalid)
+	}
+	if refusedPrivileged && started == "" && !clean && action != ActionNotifyOnly {
+		r.recordPrivilegedTemplate(w, privileged)
 	}
 	return nil
 }

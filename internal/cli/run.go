@@ -77,6 +77,7 @@ type runOptions struct {
 	lease         leaseTiming
 	recoveryDir   string
 	workerLogDir  string
+	privileged    []string
 	apiQPS        float32
 	apiBurst      int
 	manifests     string
@@ -154,6 +155,7 @@ otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 	fs.Float32Var(&o.apiQPS, "kube-api-qps", 50, "with --cluster, the requests per second the operator may send the API server (client-go's default, 5, makes a start-up over thousands of Hooks take minutes)")
 	fs.IntVar(&o.apiBurst, "kube-api-burst", 100, "with --cluster, the burst above --kube-api-qps the operator may send")
 	fs.StringVar(&o.workerLogDir, "worker-log-dir", "", "with --cluster, run Workers with spec.command or spec.adopt as child processes of tether run, logging under this directory (unset: they are refused with Ready=False, ProcessesUnsupported, since an operator in a Pod has no disk to write and should not run agents in its own container; use spec.template)")
+	fs.StringSliceVar(&o.privileged, "allow-privileged-workers", nil, "with --cluster, the namespaces (comma-separated, or * for all) whose Workers' spec.template may ask for privileged containers, privilege escalation, capabilities beyond the baseline Pod Security Standard, host namespaces, hostPath volumes or host ports; elsewhere such a Worker gets no Pod (Ready=False, PrivilegedTemplate). The namespace's Pod Security Admission still applies")
 	fs.DurationVar(&o.eventTTL, "event-ttl", controllers.DefaultEventTTL, "on the local store, delete Events this long after their last occurrence, as kube-apiserver's --event-ttl; 0 keeps them (with --cluster the API server expires them)")
 	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
 	bindPodFlags(fs, &o.podTimeouts)
@@ -310,6 +312,7 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 	// Keys are read uncached, one Secret at a time: the operator needs get
 	// on each namespace's receipt key Secret, never a watch of Secrets.
 	worker.LogDir, worker.RefuseProcesses = o.workerLogDir, o.workerLogDir == ""
+	worker.PrivilegedNamespaces = o.privileged
 	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader(), CacheFor: time.Minute}
 	return mgr, controllers.Options{
 		Config: cfg, RecoveryDir: recoveryDir, Evidence: metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, keys)),
