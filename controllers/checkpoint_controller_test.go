@@ -18,6 +18,7 @@ package controllers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -429,5 +430,89 @@ func TestCheckpointFinalizerLeavesForeignRefs(t *testing.T) {
 	}
 	if out, err := exec.Command("git", "-C", h.Spec.Workspace, "rev-parse", "--verify", branch).CombinedOutput(); err != nil {
 		t.Errorf("the branch a foreign Checkpoint named is gone: %v %s", err, out)
+	}
+}
+
+// TestIntervalCheckpointsOfAWorkspaceNotOwned runs the operator on
+// kube-apiserver beside a workspace it cannot read: owned by another user
+// (git refuses it) when the test runs as root, else with no permissions
+// for anyone but root. The Hook gets IntervalCheckpoints=False with a
+// typed reason and a message naming the workspace and the users, not
+// git's text, and one Warning Event; once the workspace is readable again
+// the next interval takes a checkpoint and the condition turns True.
+func TestIntervalCheckpointsOfAWorkspaceNotOwned(t *testing.T) {
+	env := testenv.Start(t)
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{Scheme: env.Client.Scheme(), Metrics: metricsserver.Options{BindAddress: "0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := controllers.SetupAll(mgr, controllers.Options{Config: testConfig(t), SkipNameValidation: true}); err != nil {
+		t.Fatal(err)
+	}
+	testsupport.Start(t, mgr)
+	c := env.Client
+	ws := gitRepo(t)
+	reason, want := controllers.ReasonWorkspaceNotOwned, "belongs to uid 4242 and this process runs as uid 0"
+	refuse := func() error { return filepath.Walk(ws, func(p string, _ os.FileInfo, err error) error { return errors.Join(err, os.Lchown(p, 4242, 4242)) }) }
+	allow := func() error { return filepath.Walk(ws, func(p string, _ os.FileInfo, err error) error { return errors.Join(err, os.Lchown(p, 0, 0)) }) }
+	if os.Getuid() != 0 {
+		reason, want = controllers.ReasonWorkspaceUnreadable, "permission denied to uid"
+		refuse = func() error { return os.Chmod(ws, 0) }
+		allow = func() error { return os.Chmod(ws, 0o755) }
+	}
+	if err := refuse(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = allow() })
+
+	h := newHook("unowned", time.Hour, "build")
+	h.Spec.Workspace = ws
+	h.Spec.CheckpointInterval = &metav1.Duration{Duration: time.Second}
+	if err := c.Create(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, c, "unowned", 10*time.Second, state(v1.HookStepPending))
+	agent(t, c, "unowned", hookfsm.Input{Event: hookfsm.Begin})
+	got := waitFor(t, c, "unowned", 15*time.Second, func(h *v1.Hook) bool {
+		return meta.FindStatusCondition(h.Status.Conditions, controllers.ConditionIntervalCheckpoints) != nil
+	})
+	cond := meta.FindStatusCondition(got.Status.Conditions, controllers.ConditionIntervalCheckpoints)
+	t.Logf("IntervalCheckpoints %s/%s: %s", cond.Status, cond.Reason, cond.Message)
+	if cond.Status != metav1.ConditionFalse || cond.Reason != reason || !strings.Contains(cond.Message, ws) || !strings.Contains(cond.Message, want) ||
+		strings.Contains(cond.Message, "dubious") || strings.Contains(cond.Message, "fatal:") {
+		t.Errorf("IntervalCheckpoints %s/%s %q; want False/%s naming %s and %q, without git's text", cond.Status, cond.Reason, cond.Message, reason, ws, want)
+	}
+	// Later looks keep the condition and add no Event.
+	looked := waitFor(t, c, "unowned", 15*time.Second, func(h *v1.Hook) bool { return h.Status.IntervalCheckedAt != nil })
+	waitFor(t, c, "unowned", 15*time.Second, func(h *v1.Hook) bool {
+		return h.Status.IntervalCheckedAt.After(looked.Status.IntervalCheckedAt.Time)
+	})
+	events := &corev1.EventList{}
+	if err := c.List(context.Background(), events, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	var warnings []string
+	for _, ev := range events.Items {
+		if ev.InvolvedObject.Name == "unowned" && ev.Type == corev1.EventTypeWarning {
+			warnings = append(warnings, ev.Reason+": "+ev.Message)
+		}
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], reason+": ") {
+		t.Errorf("Warning Events %q; want one %s", warnings, reason)
+	}
+
+	if err := allow(); err != nil {
+		t.Fatal(err)
+	}
+	got = waitFor(t, c, "unowned", 15*time.Second, func(h *v1.Hook) bool { return h.Status.LastCheckpoint != nil })
+	if got.Status.LastCheckpoint.Trigger != v1.TriggerInterval {
+		t.Errorf("last checkpoint %+v, want an interval one", got.Status.LastCheckpoint)
+	}
+	got = waitFor(t, c, "unowned", 15*time.Second, func(h *v1.Hook) bool {
+		c := meta.FindStatusCondition(h.Status.Conditions, controllers.ConditionIntervalCheckpoints)
+		return c != nil && c.Status == metav1.ConditionTrue
+	})
+	if cond := meta.FindStatusCondition(got.Status.Conditions, controllers.ConditionIntervalCheckpoints); cond.Reason != controllers.ReasonWorkspaceReadable {
+		t.Errorf("IntervalCheckpoints %+v once readable, want True/%s", cond, controllers.ReasonWorkspaceReadable)
 	}
 }

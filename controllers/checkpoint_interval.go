@@ -18,12 +18,15 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -33,6 +36,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
+	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
@@ -80,6 +84,9 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 	if !hook.DeletionTimestamp.IsZero() || st.State != v1.HookStepRunning || hook.Spec.Suspend || hook.Spec.Workspace == "" {
 		return ctrl.Result{}, nil
 	}
+	if _, err := os.Stat(hook.Spec.Workspace); errors.Is(err, fs.ErrPermission) {
+		return r.workspaceRefused(ctx, hook, snapshotUnreadable(hook.Spec.Workspace), r.Config.Effective(&hook.Spec).CheckpointInterval)
+	}
 	if fi, err := os.Stat(hook.Spec.Workspace); err != nil || !fi.IsDir() {
 		// Not reachable from this host: the agent's CLI checkpoints it.
 		log.FromContext(ctx).V(1).Info("workspace not on this host; no interval checkpoints", "workspace", hook.Spec.Workspace)
@@ -104,7 +111,14 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 		Recorder:      r.Events,
 		Actor:         CheckpointControllerName,
 	})
+	if err == nil {
+		if werr := r.workspaceReadable(ctx, hook); werr != nil {
+			return ctrl.Result{}, werr
+		}
+	}
 	switch {
+	case errors.Is(err, snapshot.ErrWorkspaceNotOwned) || errors.Is(err, snapshot.ErrWorkspaceUnreadable):
+		return r.workspaceRefused(ctx, hook, err, interval)
 	case err == nil && !out.Skipped:
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case err == nil:
@@ -147,6 +161,78 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 		r.Events.Eventf(hook, nil, corev1.EventTypeWarning, "CheckpointFailed", "Checkpoint", "interval checkpoint failed: %v", err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	}
+}
+
+// The condition of a Hook whose workspace the operator cannot read.
+const (
+	// ConditionIntervalCheckpoints says whether the reconciler can take
+	// the Hook's interval checkpoints; it is set once it could not.
+	ConditionIntervalCheckpoints = "IntervalCheckpoints"
+	// ReasonWorkspaceNotOwned: git refuses the workspace's repository,
+	// which another user than the operator's owns.
+	ReasonWorkspaceNotOwned = "WorkspaceNotOwned"
+	// ReasonWorkspaceUnreadable: the operator may not read the workspace.
+	ReasonWorkspaceUnreadable = "WorkspaceUnreadable"
+	// ReasonWorkspaceReadable: a checkpoint was taken again.
+	ReasonWorkspaceReadable = "WorkspaceReadable"
+)
+
+// snapshotUnreadable is the error of a workspace that cannot even be
+// looked at, in the terms of a capture's.
+func snapshotUnreadable(ws string) error {
+	return fmt.Errorf("%w: %s", snapshot.ErrWorkspaceUnreadable, ws)
+}
+
+// workspaceRefused records, on the Hook's IntervalCheckpoints condition
+// and once in a Warning Event, that its workspace cannot be read by the
+// operator, and looks again an interval later: ownership and modes may be
+// fixed meanwhile, and the agent's verbs checkpoint it in any case.
+func (r *IntervalCheckpointReconciler) workspaceRefused(ctx context.Context, hook *v1.Hook, cause error, interval time.Duration) (ctrl.Result, error) {
+	reason := ReasonWorkspaceUnreadable
+	if errors.Is(cause, snapshot.ErrWorkspaceNotOwned) {
+		reason = ReasonWorkspaceNotOwned
+	}
+	msg := fmt.Sprintf("the operator takes no interval checkpoints of this Hook: %v. The agent's verbs (step begin, step done, tether checkpoint) "+
+		"still checkpoint the workspace as its owner; to have the operator take them too, run it as the workspace's owner", cause)
+	changed, err := r.setCondition(ctx, hook, metav1.Condition{Type: ConditionIntervalCheckpoints, Status: metav1.ConditionFalse, Reason: reason, Message: msg})
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if changed {
+		r.Events.Eventf(hook, nil, corev1.EventTypeWarning, reason, "Checkpoint", "%s", msg)
+	}
+	if err := r.markChecked(ctx, client.ObjectKeyFromObject(hook), r.now()); err != nil {
+		return ctrl.Result{}, err
+	}
+	return ctrl.Result{RequeueAfter: interval}, nil
+}
+
+// workspaceReadable turns a False IntervalCheckpoints condition True
+// once the workspace could be read again.
+func (r *IntervalCheckpointReconciler) workspaceReadable(ctx context.Context, hook *v1.Hook) error {
+	if c := meta.FindStatusCondition(hook.Status.Conditions, ConditionIntervalCheckpoints); c == nil || c.Status != metav1.ConditionFalse {
+		return nil
+	}
+	_, err := r.setCondition(ctx, hook, metav1.Condition{Type: ConditionIntervalCheckpoints, Status: metav1.ConditionTrue, Reason: ReasonWorkspaceReadable,
+		Message: "the operator can read the workspace and takes its interval checkpoints"})
+	return err
+}
+
+// setCondition sets cond on the Hook's status and tells whether its
+// status or reason changed.
+func (r *IntervalCheckpointReconciler) setCondition(ctx context.Context, hook *v1.Hook, cond metav1.Condition) (bool, error) {
+	c := r.Client
+	if r.Reader != nil {
+		c = uncached{Client: r.Client, reader: r.Reader}
+	}
+	changed := false
+	_, err := hookwrite.UpdateStatus(ctx, c, client.ObjectKeyFromObject(hook), func(h *v1.Hook) (bool, error) {
+		old := meta.FindStatusCondition(h.Status.Conditions, cond.Type)
+		changed = old == nil || old.Status != cond.Status || old.Reason != cond.Reason
+		cond.ObservedGeneration = h.Generation
+		return meta.SetStatusCondition(&h.Status.Conditions, cond), nil
+	})
+	return changed, client.IgnoreNotFound(err)
 }
 
 // IntervalDue is when hook's next interval checkpoint is due: interval

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // The errors of a workspace that cannot be snapshotted. Each names the
@@ -49,6 +50,13 @@ var (
 	ErrRefMoved = errors.New("checkpoint ref points at another commit")
 	// ErrCommitMissing means a snapshot commit is not in the repository.
 	ErrCommitMissing = errors.New("snapshot commit is not in the repository")
+	// ErrWorkspaceNotOwned means git refuses the workspace's repository
+	// because another user owns it (git's safe.directory check): its
+	// configuration could run commands as whoever runs git there.
+	ErrWorkspaceNotOwned = errors.New("workspace is owned by another user")
+	// ErrWorkspaceUnreadable means this process may not read the
+	// workspace or its repository.
+	ErrWorkspaceUnreadable = errors.New("workspace cannot be read by this process")
 	// ErrForeignRef means a ref tether was asked to delete is not one of
 	// its own (under RefPrefix, a valid ref name): no retry changes that.
 	ErrForeignRef = errors.New("not a tether ref")
@@ -91,6 +99,8 @@ func openRepo(ctx context.Context, workspace string) (*repo, error) {
 	switch {
 	case errors.Is(err, os.ErrNotExist):
 		return nil, fmt.Errorf("%w: %s", ErrMissingWorkspace, workspace)
+	case errors.Is(err, os.ErrPermission):
+		return nil, unreadable(workspace)
 	case err != nil:
 		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
 	case !fi.IsDir():
@@ -109,6 +119,10 @@ func openRepo(ctx context.Context, workspace string) (*repo, error) {
 				return nil, fmt.Errorf("%w: %s", ErrNotRepository, workspace)
 			case strings.Contains(gerr.Stderr, "must be run in a work tree"):
 				return nil, fmt.Errorf("%w: %s", ErrBareRepository, workspace)
+			case strings.Contains(gerr.Stderr, "dubious ownership"):
+				return nil, notOwned(workspace, gerr.Stderr)
+			case strings.Contains(gerr.Stderr, "Permission denied") || errors.Is(gerr.Err, os.ErrPermission):
+				return nil, unreadable(workspace)
 			}
 		}
 		return nil, fmt.Errorf("workspace %s: %w", workspace, err)
@@ -133,4 +147,30 @@ func openRepo(ctx context.Context, workspace string) (*repo, error) {
 		}
 	}
 	return r, nil
+}
+
+// notOwned is ErrWorkspaceNotOwned for workspace, naming the repository's
+// owner (from git's message, which quotes the repository's path) and
+// this process's user, in place of git's text.
+func notOwned(workspace, stderr string) error {
+	repo := workspace
+	if _, rest, ok := strings.Cut(stderr, "repository at '"); ok {
+		if at, _, ok := strings.Cut(rest, "'"); ok {
+			repo = at
+		}
+	}
+	owner := "another user"
+	if fi, err := os.Stat(repo); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			owner = fmt.Sprintf("uid %d", st.Uid)
+		}
+	}
+	return fmt.Errorf("%w: the repository at %s belongs to %s and this process runs as uid %d; git refuses to read it, "+
+		"and tether does not override that (safe.directory), since the repository's configuration could run commands as this process",
+		ErrWorkspaceNotOwned, repo, owner, os.Getuid())
+}
+
+// unreadable is ErrWorkspaceUnreadable for workspace.
+func unreadable(workspace string) error {
+	return fmt.Errorf("%w: %s (permission denied to uid %d)", ErrWorkspaceUnreadable, workspace, os.Getuid())
 }
