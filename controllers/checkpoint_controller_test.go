@@ -453,8 +453,12 @@ func TestIntervalCheckpointsOfAWorkspaceNotOwned(t *testing.T) {
 	c := env.Client
 	ws := gitRepo(t)
 	reason, want := controllers.ReasonWorkspaceNotOwned, "belongs to uid 4242 and this process runs as uid 0"
-	refuse := func() error { return filepath.Walk(ws, func(p string, _ os.FileInfo, err error) error { return errors.Join(err, os.Lchown(p, 4242, 4242)) }) }
-	allow := func() error { return filepath.Walk(ws, func(p string, _ os.FileInfo, err error) error { return errors.Join(err, os.Lchown(p, 0, 0)) }) }
+	refuse := func() error {
+		return filepath.Walk(ws, func(p string, _ os.FileInfo, err error) error { return errors.Join(err, os.Lchown(p, 4242, 4242)) })
+	}
+	allow := func() error {
+		return filepath.Walk(ws, func(p string, _ os.FileInfo, err error) error { return errors.Join(err, os.Lchown(p, 0, 0)) })
+	}
 	if os.Getuid() != 0 {
 		reason, want = controllers.ReasonWorkspaceUnreadable, "permission denied to uid"
 		refuse = func() error { return os.Chmod(ws, 0) }
