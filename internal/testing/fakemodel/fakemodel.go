@@ -49,6 +49,9 @@ type Turn struct {
 	Text string
 	// Tools are the tool_use blocks, in order.
 	Tools []ToolUse
+	// InputTokens is the input usage the answer reports (Responses only: a
+	// large value makes Codex compact); 0 means 100.
+	InputTokens int
 }
 
 // Bash is a turn that runs one shell command through the Bash tool.
