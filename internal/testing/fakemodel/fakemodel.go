@@ -22,6 +22,7 @@ limitations under the License.
 // actually sent to the model. Requests that carry no tools (the client's side
 // calls: titles, summaries of a compaction, quota probes) get a short text
 // answer and do not consume the script, unless the script says otherwise.
+// [Gemini] is the same for the Gemini API, which the Gemini CLI calls.
 package fakemodel
 
 import (
