@@ -305,6 +305,19 @@ type AgentSession struct {
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	TranscriptPath string `json:"transcriptPath,omitempty"`
+	// Agent is the coding agent the session runs: claude (Claude Code),
+	// codex (OpenAI Codex CLI), gemini (Gemini CLI), as `tether agent hook
+	// --agent` names it. Empty for a session recorded before tether knew
+	// more than one agent.
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:Pattern=`^[a-z][a-z0-9-]*$`
+	// +optional
+	Agent string `json:"agent,omitempty"`
+	// AgentVersion is the agent's version, when the agent reports it to its
+	// hooks or the adapter can tell it; empty otherwise.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	AgentVersion string `json:"agentVersion,omitempty"`
 	// Source is what started the session: startup, resume, clear or compact.
 	// Empty when the session was first seen by an event other than
 	// SessionStart.

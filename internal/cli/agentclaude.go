@@ -18,112 +18,38 @@ package cli
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"github.com/spf13/cobra"
-
+	"github.com/tether-dev/tether/internal/agent/claudehook"
 	"github.com/tether-dev/tether/internal/agent/claudesettings"
-	"github.com/tether-dev/tether/internal/config"
 )
 
-// agentNames are the agents `tether agent install` knows.
-var agentNames = []string{"claude"}
-
-// newAgentCommand is the `agent` group: tether's integration with coding
-// agents.
-func newAgentCommand() *cobra.Command {
-	agent := &cobra.Command{
-		Use:   "agent",
-		Short: "Integrate tether with coding agents",
-	}
-	agent.AddCommand(newAgentInstallCommand(true), newAgentInstallCommand(false))
-	return agent
-}
-
-func newAgentInstallCommand(install bool) *cobra.Command {
-	var scope, dir string
-	var dryRun bool
-	verb, short, long := "install", "Install tether's hooks into an agent's settings",
-		`Merge tether's hook entries ("<tether> agent hook" for SessionStart,
-UserPromptSubmit, PostToolUse, PostToolUseFailure, PreCompact, Stop and
-SessionEnd) into Claude
-Code's settings file. Every other key and hook is kept; installing twice
-changes nothing; the file is written atomically; a file that is not valid JSON
-is refused with its line and column. See docs/agents.md.`
-	if !install {
-		verb, short, long = "uninstall", "Remove tether's hooks from an agent's settings",
-			`Remove exactly tether's hook entries from Claude Code's settings file; a
-group, event or "hooks" object goes only when that removal empties it. See
-docs/agents.md.`
-	}
-	cmd := &cobra.Command{
-		Use:       verb + " claude [--scope project|user|local] [--dir DIR] [--dry-run]",
-		Short:     short,
-		Long:      long,
-		Args:      cobra.MatchAll(cobra.ExactArgs(1), cobra.OnlyValidArgs),
-		ValidArgs: agentNames,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			res, err := claudeSettings(install, scope, dir, dryRun)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if dryRun {
-				_, err := out.Write(res.After)
-				return err
-			}
-			_, err = fmt.Fprintln(out, claudeResult(install, res))
-			return err
+func init() {
+	registerAgent(&agentKind{
+		Name:    claudehook.Agent,
+		Title:   "Claude Code",
+		Adapter: claudehook.Adapter{},
+		Scopes: []agentScope{
+			{Name: string(claudesettings.ScopeProject), File: "DIR/.claude/settings.json"},
+			{Name: string(claudesettings.ScopeLocal), File: "DIR/.claude/settings.local.json"},
+			{Name: string(claudesettings.ScopeUser), File: "~/.claude/settings.json"},
 		},
-	}
-	cmd.Flags().StringVar(&scope, "scope", string(claudesettings.ScopeProject),
-		"which settings file: project (DIR/.claude/settings.json), local (DIR/.claude/settings.local.json) or user (~/.claude/settings.json)")
-	cmd.Flags().StringVar(&dir, "dir", ".", "the project root")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "print the resulting settings file instead of writing it")
-	return cmd
+		Edit: editClaude,
+	})
 }
 
-// claudeSettings installs (or uninstalls) tether's entries in the Claude
-// Code settings file of scope under the project root dir; `tether agent
-// install claude` and `tether init --agent claude` share it.
-func claudeSettings(install bool, scope, dir string, dryRun bool) (claudesettings.Result, error) {
-	root, err := filepath.Abs(dir)
+// editClaude installs (or uninstalls) tether's entries in Claude Code's
+// settings file of the scope; the hooks run `tether agent hook` without
+// --agent, as they did before other agents came.
+func editClaude(req agentEdit) (agentEditResult, error) {
+	path, err := claudesettings.Path(claudesettings.Scope(req.Scope), req.Dir, req.Home)
 	if err != nil {
-		return claudesettings.Result{}, fmt.Errorf("--dir: %w", err)
+		return agentEditResult{}, fmt.Errorf("--%w", err)
 	}
-	home := ""
-	if claudesettings.Scope(scope) == claudesettings.ScopeUser {
-		if home, err = os.UserHomeDir(); err != nil {
-			return claudesettings.Result{}, fmt.Errorf("--scope user: %w", err)
-		}
+	var res claudesettings.Result
+	if req.Install {
+		res, err = claudesettings.Install(path, claudesettings.Options{TetherPath: req.Tether, RecordDir: req.RecordDir}, req.DryRun)
+	} else {
+		res, err = claudesettings.Uninstall(path, req.RecordDir, req.DryRun)
 	}
-	path, err := claudesettings.Path(claudesettings.Scope(scope), root, home)
-	if err != nil {
-		return claudesettings.Result{}, fmt.Errorf("--%w", err)
-	}
-	// What install changed is recorded in tether's home, not in the project,
-	// so that uninstall gives the file back byte for byte.
-	recordDir := ""
-	if h, err := config.Home(); err == nil {
-		recordDir = filepath.Join(h, "agent-installs")
-	}
-	if !install {
-		return claudesettings.Uninstall(path, recordDir, dryRun)
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return claudesettings.Result{}, fmt.Errorf("finding the tether binary: %w", err)
-	}
-	return claudesettings.Install(path, claudesettings.Options{TetherPath: exe, RecordDir: recordDir}, dryRun)
-}
-
-// claudeResult is the line that reports res: `claude hooks installed: PATH`,
-// `removed` or `unchanged`.
-func claudeResult(install bool, res claudesettings.Result) string {
-	state := map[bool]string{true: "installed", false: "removed"}[install]
-	if !res.Changed {
-		state = "unchanged"
-	}
-	return fmt.Sprintf("claude hooks %s: %s", state, res.Path)
+	return agentEditResult{Path: res.Path, Changed: res.Changed, After: res.After}, err
 }

@@ -17,13 +17,13 @@ limitations under the License.
 package cli
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -32,8 +32,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/agentevent"
 	"github.com/tether-dev/tether/internal/agent/agentsession"
-	"github.com/tether-dev/tether/internal/agent/claudehook"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 )
@@ -46,12 +46,14 @@ func withAgentHookCommands(agent *cobra.Command, g *GlobalOptions) *cobra.Comman
 }
 
 func newAgentHookCommand(g *GlobalOptions) *cobra.Command {
-	return &cobra.Command{
-		Use:   "hook",
-		Short: "Answer a Claude Code hook event (reads the event JSON on stdin)",
-		Long: `Answer one Claude Code hook event: the command that "tether agent install
-claude" registers for SessionStart, UserPromptSubmit, PostToolUse,
-PostToolUseFailure, PreCompact, Stop and SessionEnd. It reads the event JSON on stdin and finds the Hook the
+	agent := defaultAgent
+	cmd := &cobra.Command{
+		Use:   "hook [--agent " + strings.Join(agentNames(), "|") + "]",
+		Short: "Answer a coding agent's hook event (reads the event JSON on stdin)",
+		Long: `Answer one hook event of a coding agent, in that agent's protocol (--agent,
+default claude): the command that "tether agent install AGENT" registers
+for the agent's session, prompt, tool, compaction, end-of-turn and
+session-end events. It reads the event JSON on stdin and finds the Hook the
 agent works on: $TETHER_HOOK (in $TETHER_NAMESPACE), else the checkout's
 binding (tether agent bind), else the one non-terminal Hook whose
 spec.workspace contains the event's cwd.
@@ -63,10 +65,14 @@ it into a no-op. See docs/agents.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// A short-lived process on every tool call: collect less often.
 			tuneGCForReading()
-			runAgentHook(cmd.Context(), g, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), os.Getenv)
+			if code := runAgentHook(cmd.Context(), g, agent, cmd.InOrStdin(), cmd.OutOrStdout(), cmd.ErrOrStderr(), os.Getenv); code != 0 {
+				return exitCodeError(code)
+			}
 			return nil
 		},
 	}
+	cmd.Flags().StringVar(&agent, "agent", defaultAgent, "the agent whose protocol the event is in: "+strings.Join(agentNames(), ", "))
+	return cmd
 }
 
 // hookOutcome is what the goroutine doing the store work hands back.
@@ -75,27 +81,38 @@ type hookOutcome struct {
 	err error
 }
 
-// runAgentHook answers one event. Nothing it meets makes it fail: every
-// problem is a warning on errOut, and the answer comes within
-// agentsession.Timeout even when the store blocks.
-func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errOut io.Writer, getenv func(string) string) {
-	if claudehook.Disabled(getenv) {
-		return
+// runAgentHook answers one event of agent and returns the exit code the
+// agent's protocol asks for (0 for every agent tether knows, whatever
+// happens). Nothing it meets makes it fail: every problem is a warning on
+// errOut, and the answer comes within agentsession.Timeout even when the
+// store blocks.
+func runAgentHook(ctx context.Context, g *GlobalOptions, agent string, in io.Reader, out, errOut io.Writer, getenv func(string) string) int {
+	if agentevent.Disabled(getenv) {
+		return 0
 	}
 	warn := func(format string, args ...any) {
 		_, _ = fmt.Fprintf(errOut, "tether agent hook: warning: "+format+"\n", args...)
 	}
-	raw, err := io.ReadAll(io.LimitReader(in, claudehook.MaxEventSize+1))
+	kind := agentKinds[agent]
+	if kind == nil {
+		warn("--agent: unknown agent %q (want %s); carrying on without tether", agent, strings.Join(agentNames(), ", "))
+		return 0
+	}
+	raw, err := io.ReadAll(io.LimitReader(in, agentevent.MaxEventSize+1))
 	if err != nil {
 		warn("reading the event: %v", err)
-		return
+		return 0
 	}
-	ev, err := claudehook.DecodeEvent(bytes.NewReader(raw))
+	if len(raw) > agentevent.MaxEventSize {
+		warn("event: larger than %d bytes", agentevent.MaxEventSize)
+		return 0
+	}
+	ev, err := kind.Adapter.Decode(raw, getenv)
 	if err != nil {
 		warn("%v", err)
-		return
+		return 0
 	}
-	background := getenv(backgroundEnv) == "1" && ev.HookEventName == claudehook.PreCompact
+	background := getenv(backgroundEnv) == "1" && ev.Kind == agentevent.PreCompact
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -105,11 +122,11 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 		dir, err := g.StoreDir()
 		if err != nil {
 			warn("%v", err)
-			return
+			return 0
 		}
 		if _, err := os.Stat(dir); err != nil {
 			_, _ = fmt.Fprintf(errOut, "tether: no store at %s; nothing to do\n", dir)
-			return
+			return 0
 		}
 	}
 	timeout := agentsession.Timeout
@@ -138,26 +155,26 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 			rec, _ := b.Recorder()
 			return rec
 		}
-		switch ev.HookEventName {
-		case claudehook.Stop:
+		switch ev.Kind {
+		case agentevent.TurnEnd:
 			// Only Stop records Events; the other events spare the broadcaster.
 			if rec, err := b.Recorder(); err == nil {
 				opts.Recorder = rec
 			}
-			opts.Limits = claudehook.Limits{MaxConsecutive: int(cfg.AgentLoop.MaxConsecutive), MaxPerHook: int(cfg.AgentLoop.MaxPerHook)}
-		case claudehook.SessionStart:
+			opts.Limits = agentevent.Limits{MaxConsecutive: int(cfg.AgentLoop.MaxConsecutive), MaxPerHook: int(cfg.AgentLoop.MaxPerHook)}
+		case agentevent.SessionStart, agentevent.PostCompact:
 			if km, err := keyManager(g, b); err == nil {
 				opts.Evidence = receipts.EvidenceFunc(ctx, km)
 			}
 		}
-		res, err := agentsession.Handle(ctx, ev, opts)
+		res, err := agentsession.Serve(ctx, ev, opts)
 		answered <- hookOutcome{res: res, err: err}
 	}()
 	var o hookOutcome
 	select {
 	case o = <-answered:
 	case <-ctx.Done():
-		if ev.HookEventName == claudehook.PreCompact && !background {
+		if ev.Kind == agentevent.PreCompact && !background {
 			// The capture of a large workspace can outlast the deadline:
 			// stop this one cleanly (its git runs are killed and its
 			// temporary index removed) and finish it in a detached process,
@@ -172,20 +189,23 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 			} else {
 				warn("the pre_compact checkpoint takes longer than %s; finishing it in the background (pid %d)", agentsession.Timeout, pid)
 			}
-			return
+			return 0
 		}
 		warn("no answer within %s (the store or git was slow, or a lock was held); carrying on without tether", timeout)
-		return
+		return 0
 	}
 	if o.err != nil {
 		warn("%v", o.err)
-		return
+		return 0
 	}
 	for _, n := range o.res.Notes {
 		_, _ = fmt.Fprintln(errOut, n)
 	}
-	if err := o.res.Answer.Write(out); err != nil {
-		warn("writing the answer: %v", err)
+	answer := kind.Adapter.Render(ev, o.res.Reply)
+	if len(answer.Stdout) > 0 {
+		if _, err := out.Write(answer.Stdout); err != nil {
+			warn("writing the answer: %v", err)
+		}
 	}
 	// Events recorded on the way are flushed by Close, within what is left.
 	select {
@@ -193,6 +213,7 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, in io.Reader, out, errO
 	case <-ctx.Done():
 	case <-time.After(agentsession.Timeout):
 	}
+	return answer.ExitCode
 }
 
 // backgroundEnv marks the detached `tether agent hook` that finishes a

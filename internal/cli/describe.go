@@ -428,6 +428,13 @@ func describeAgentSession(w describe.PrefixWriter, a *tetherv1alpha1.AgentSessio
 	}
 	w.Write(describe.LEVEL_1, "Agent Session:\n")
 	w.Write(describe.LEVEL_2, "Session ID:\t%s\n", a.SessionID)
+	if a.Agent != "" {
+		agent := a.Agent
+		if a.AgentVersion != "" {
+			agent += " " + a.AgentVersion
+		}
+		w.Write(describe.LEVEL_2, "Agent:\t%s\n", agent)
+	}
 	w.Write(describe.LEVEL_2, "Source:\t%s\n", orNone(string(a.Source)))
 	if a.ResumedFrom != "" {
 		w.Write(describe.LEVEL_2, "Resumed From:\t%s\n", a.ResumedFrom)

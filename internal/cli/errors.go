@@ -18,6 +18,7 @@ package cli
 
 import (
 	"errors"
+	"fmt"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -50,9 +51,12 @@ func ExitCode(err error) int {
 		}
 		return code
 	}
+	var code exitCodeError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &code):
+		return int(code)
 	case errors.Is(err, claim.ErrNothingClaimable):
 		return ExitNothingToClaim
 	case apierrors.IsConflict(err), apierrors.IsNotFound(err), apierrors.IsAlreadyExists(err):
@@ -61,3 +65,10 @@ func ExitCode(err error) int {
 		return ExitUsage
 	}
 }
+
+// exitCodeError ends a command with its exit code and no message: the
+// answer of an agent's hook whose protocol asks for a code of its own.
+type exitCodeError int
+
+// Error implements error.
+func (e exitCodeError) Error() string { return fmt.Sprintf("exit code %d", int(e)) }

@@ -22,11 +22,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/tether-dev/tether/internal/agent/claudesettings"
 	"github.com/tether-dev/tether/internal/agent/githooks"
 )
 
@@ -34,14 +33,14 @@ func newInitCommand(g *GlobalOptions) *cobra.Command {
 	var dir, agent, scope, tether string
 	var gitHooks bool
 	cmd := &cobra.Command{
-		Use:   "init [--dir DIR] [--agent claude] [--scope project|user|local] [--git-hooks]",
+		Use:   "init [--dir DIR] [--agent " + strings.Join(agentNames(), "|") + "] [--scope project|user|local] [--git-hooks]",
 		Short: "Set tether up in a repository: the store, and optionally agent and git hooks",
 		Long: `Set tether up in the repository at --dir (default: the working directory):
 
 - create the local store: --store, else $TETHER_STORE, else DIR/.tether
   (nothing to create with --cluster);
-- with --agent claude, install tether's Claude Code hooks into the settings
-  file of --scope, as tether agent install claude does;
+- with --agent AGENT, install tether's hooks of that agent into its hooks
+  file of --scope, as tether agent install AGENT does;
 - with --git-hooks, install the post-commit and pre-push hooks that take
   checkpoints, as tether hooks install git does.
 
@@ -54,11 +53,12 @@ overwrite), it has changed nothing. It ends with the commands to run next.`,
   tether init --dir ~/src/app --agent claude --scope local`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if agent != "" && !slices.Contains(agentNames, agent) {
-				return fmt.Errorf("--agent: unknown agent %q: want claude", agent)
+			kind := agentKinds[agent]
+			if agent != "" && kind == nil {
+				return fmt.Errorf("--agent: unknown agent %q: want %s", agent, strings.Join(agentNames(), ", "))
 			}
 			if agent == "" && cmd.Flags().Changed("scope") {
-				return errors.New("--scope: only with --agent claude")
+				return errors.New("--scope: only with --agent " + strings.Join(agentNames(), "|"))
 			}
 			if _, err := g.namespaceFlag(); err != nil {
 				return err
@@ -81,7 +81,7 @@ overwrite), it has changed nothing. It ends with the commands to run next.`,
 				}
 			}
 			if agent != "" {
-				if _, err := claudeSettings(true, scope, root, true); err != nil {
+				if _, err := editAgentHooks(kind, true, scope, root, true); err != nil {
 					return err
 				}
 			}
@@ -114,11 +114,11 @@ overwrite), it has changed nothing. It ends with the commands to run next.`,
 				}
 			}
 			if agent != "" {
-				res, err := claudeSettings(true, scope, root, false)
+				res, err := editAgentHooks(kind, true, scope, root, false)
 				if err != nil {
 					return err
 				}
-				_, _ = fmt.Fprintln(out, claudeResult(true, res))
+				_, _ = fmt.Fprintln(out, agentEditLine(kind, true, res))
 			}
 			if gitHooks {
 				results, err := githooks.Install(cmd.Context(), hooks)
@@ -132,9 +132,8 @@ overwrite), it has changed nothing. It ends with the commands to run next.`,
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", ".", "the repository to set up")
-	cmd.Flags().StringVar(&agent, "agent", "", "also install the hooks of this agent: claude")
-	cmd.Flags().StringVar(&scope, "scope", string(claudesettings.ScopeProject),
-		"with --agent claude, which settings file: project (DIR/.claude/settings.json), local (DIR/.claude/settings.local.json) or user (~/.claude/settings.json)")
+	cmd.Flags().StringVar(&agent, "agent", "", "also install the hooks of this agent: "+strings.Join(agentNames(), ", "))
+	cmd.Flags().StringVar(&scope, "scope", "project", "with --agent, which hooks file: "+scopeHelp())
 	cmd.Flags().BoolVar(&gitHooks, "git-hooks", false, "also install the post-commit and pre-push git hooks that take checkpoints")
 	cmd.Flags().StringVar(&tether, "tether", "", "with --git-hooks, the tether binary the hooks run (default: this binary)")
 	return cmd

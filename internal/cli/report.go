@@ -17,6 +17,7 @@ limitations under the License.
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -29,6 +30,10 @@ import (
 // of an aggregate) and returns the exit code for it.
 func ReportError(w io.Writer, err error) int {
 	code := ExitCode(err)
+	var silent exitCodeError
+	if errors.As(err, &silent) {
+		return code
+	}
 	var msg string
 	cmdutil.BehaviorOnFatal(func(m string, _ int) { msg = m })
 	defer cmdutil.DefaultBehaviorOnFatal()

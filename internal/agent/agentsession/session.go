@@ -19,9 +19,11 @@ limitations under the License.
 // binding file, or workspace), records the agent's session on the Hook's
 // status.agentSession, heartbeats, takes checkpoints on compaction and git
 // activity, injects the recovery file at SessionStart and keeps the Stop
-// loop going within its caps. The protocol (decoding, answers, the Stop
-// decision) is claudehook's; this package does the store work, through a
-// client.Client, and is called in-process by tests.
+// loop going within its caps. It is the same for every agent: it reads
+// agentevent's neutral events and answers with agentevent's neutral
+// answers, which each agent's adapter (claudehook, ...) translates; this
+// package does the store work, through a client.Client, and is called
+// in-process by tests.
 package agentsession
 
 import (
@@ -41,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/agentevent"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
 	"github.com/tether-dev/tether/internal/agent/claudehook"
 	"github.com/tether-dev/tether/internal/agent/githooks"
@@ -67,7 +70,7 @@ const liveChangesTimeout = 500 * time.Millisecond
 // Event reasons and actions of the Events this package records.
 const (
 	// ActionAgentLoop is the action of the Event that says why the Stop
-	// loop ended; its reason is the claudehook.EndReason.
+	// loop ended; its reason is the agentevent.EndReason.
 	ActionAgentLoop = "AgentLoop"
 )
 
@@ -87,8 +90,8 @@ type Options struct {
 	// a checkpoint the hook takes; it is called only then, so that the
 	// events that take none start no Event broadcaster. Nil records none.
 	CheckpointRecorder func() events.EventRecorder
-	// Limits are the Stop caps (zero fields take claudehook's defaults).
-	Limits claudehook.Limits
+	// Limits are the Stop caps (zero fields take agentevent's defaults).
+	Limits agentevent.Limits
 	// Evidence verifies receipts in the recovery file; nil checks
 	// everything but the signatures.
 	Evidence recoveryfile.Evidence
@@ -99,9 +102,11 @@ type Options struct {
 	DefaultStaleAfter time.Duration
 }
 
-// Result is Handle's answer and what it has to say beside it.
+// Result is Serve's answer and what it has to say beside it.
 type Result struct {
-	// Answer is what the hook prints and how it exits.
+	// Reply is tether's answer, for the agent's adapter to render.
+	Reply agentevent.Answer
+	// Answer is Reply in Claude Code's protocol; only Handle sets it.
 	Answer claudehook.Answer
 	// Notes are one-line messages for stderr (no Hook, a skipped binding
 	// file, a checkpoint that failed); they never change the answer.
@@ -124,10 +129,11 @@ func (o *Options) getenv(k string) string {
 	return o.Getenv(k)
 }
 
-// Handle answers one event. Errors of the store are returned for the caller
-// to report as a warning with a no-op answer; a missing or ambiguous Hook is
-// not an error but a note (and, where the agent can read it, context).
-func Handle(ctx context.Context, ev claudehook.Event, opts Options) (Result, error) {
+// Serve answers one event, whichever agent sent it. Errors of the store are
+// returned for the caller to report as a warning with a no-op answer; a
+// missing or ambiguous Hook is not an error but a note (and, where the agent
+// can read it, context).
+func Serve(ctx context.Context, ev agentevent.Event, opts Options) (Result, error) {
 	var res Result
 	note := func(s string) { res.Notes = append(res.Notes, s) }
 	target, err := Resolve(ctx, opts.Client, opts.Namespace, ev.CWD, opts.getenv, note)
@@ -138,8 +144,8 @@ func Handle(ctx context.Context, ev claudehook.Event, opts Options) (Result, err
 		return res, nil
 	case errors.As(err, &amb):
 		note("tether: " + amb.Error())
-		if ev.HookEventName == claudehook.SessionStart || ev.HookEventName == claudehook.UserPromptSubmit {
-			res.Answer = claudehook.AdditionalContext(ev.HookEventName, "tether: which task this session works on is ambiguous. "+amb.Error()+".")
+		if ev.Kind == agentevent.SessionStart || ev.Kind == agentevent.Prompt {
+			res.Reply = agentevent.Answer{Context: "tether: which task this session works on is ambiguous. " + amb.Error() + "."}
 		}
 		return res, nil
 	case err != nil:
@@ -147,29 +153,42 @@ func Handle(ctx context.Context, ev claudehook.Event, opts Options) (Result, err
 	}
 	res.Target = target
 	h := &handler{opts: &opts, ev: ev, key: target.Key, res: &res}
-	switch ev.HookEventName {
-	case claudehook.SessionStart:
+	switch ev.Kind {
+	case agentevent.SessionStart:
 		err = h.sessionStart(ctx)
-	case claudehook.UserPromptSubmit:
+	case agentevent.PostCompact:
+		// What a compaction lost, as at Claude Code's SessionStart after one.
+		h.ev.Source = agentevent.SourceCompact
+		err = h.sessionStart(ctx)
+	case agentevent.Prompt:
 		err = h.heartbeat(ctx)
-	case claudehook.PostToolUse, claudehook.PostToolUseFailure:
+	case agentevent.ToolDone:
 		if err = h.heartbeat(ctx); err == nil {
 			h.gitActivity(ctx)
 		}
-	case claudehook.PreCompact:
+	case agentevent.PreCompact:
 		err = h.preCompact(ctx)
-	case claudehook.Stop:
+	case agentevent.TurnEnd:
 		err = h.stop(ctx)
-	case claudehook.SessionEnd:
+	case agentevent.SessionEnd:
 		err = h.sessionEnd(ctx)
 	default:
 		return res, nil
 	}
 	if apierrors.IsNotFound(err) {
-		res.Answer, res.Target = claudehook.NoOp(), Target{}
+		res.Reply, res.Target = agentevent.Answer{}, Target{}
 		note(fmt.Sprintf("tether: hook %q (namespace %q, from %s) not found; nothing to do", target.Key.Name, target.Key.Namespace, target.Source))
 		return res, nil
 	}
+	return res, err
+}
+
+// Handle is Serve for a Claude Code event, with the answer in Claude Code's
+// protocol in Result.Answer.
+func Handle(ctx context.Context, ev claudehook.Event, opts Options) (Result, error) {
+	n := claudehook.Neutral(ev)
+	res, err := Serve(ctx, n, opts)
+	res.Answer = claudehook.RenderAnswer(n.Native, res.Reply)
 	return res, err
 }
 
@@ -182,7 +201,7 @@ func orDot(s string) string {
 
 type handler struct {
 	opts *Options
-	ev   claudehook.Event
+	ev   agentevent.Event
 	key  client.ObjectKey
 	res  *Result
 }
@@ -205,6 +224,12 @@ func (h *handler) touch(hook *v1.Hook, now time.Time) *v1.AgentSession {
 	}
 	if h.ev.TranscriptPath != "" {
 		s.TranscriptPath = truncate(h.ev.TranscriptPath, 4096)
+	}
+	if h.ev.Agent != "" {
+		s.Agent = truncate(h.ev.Agent, 64)
+	}
+	if h.ev.AgentVersion != "" {
+		s.AgentVersion = truncate(h.ev.AgentVersion, 64)
 	}
 	mt := metav1.NewMicroTime(now)
 	s.LastSeen = &mt
@@ -263,11 +288,14 @@ func (h *handler) fresh(hook *v1.Hook, now time.Time) bool {
 	return st.State.IsTerminal() || (st.LastHeartbeat != nil && recent(st.LastHeartbeat.Time))
 }
 
-// gitActivity takes the checkpoints a Bash command's git commit, git push
+// gitActivity takes the checkpoints a shell command's git commit, git push
 // or gh pr create call for; commits and pushes are left to tether's git
 // hooks when they are installed in the repository.
 func (h *handler) gitActivity(ctx context.Context) {
-	d := claudehook.DetectPostToolUse(h.ev)
+	if h.ev.Shell == "" {
+		return
+	}
+	d := agentevent.Detect(h.ev.Shell, h.ev.ShellOutput)
 	if len(d.Triggers) == 0 {
 		return
 	}
@@ -276,7 +304,7 @@ func (h *handler) gitActivity(ctx context.Context) {
 	statesRead := false
 	for _, t := range d.Triggers {
 		trigger := v1.CheckpointTrigger(t)
-		if t == claudehook.TriggerGitCommit || t == claudehook.TriggerGitPush {
+		if t == agentevent.TriggerGitCommit || t == agentevent.TriggerGitPush {
 			if !statesRead && h.ev.CWD != "" {
 				states, statesErr = githooks.Status(ctx, githooks.Options{Dir: h.ev.CWD})
 				statesRead = true
@@ -286,7 +314,7 @@ func (h *handler) gitActivity(ctx context.Context) {
 			}
 		}
 		req := checkpoint.Request{Trigger: trigger, Description: "detected in the agent's shell command", Now: h.opts.Now}
-		if t == claudehook.TriggerPRCreated {
+		if t == agentevent.TriggerPRCreated {
 			req.PullRequest = d.PRURL
 		}
 		if err := h.takeCheckpoint(ctx, req); err != nil {
@@ -296,8 +324,8 @@ func (h *handler) gitActivity(ctx context.Context) {
 }
 
 // gitHookInstalled reports whether tether's git hook for t is installed.
-func gitHookInstalled(states []githooks.State, t claudehook.Trigger) bool {
-	want := map[claudehook.Trigger]string{claudehook.TriggerGitCommit: "post-commit", claudehook.TriggerGitPush: "pre-push"}[t]
+func gitHookInstalled(states []githooks.State, t agentevent.Trigger) bool {
+	want := map[agentevent.Trigger]string{agentevent.TriggerGitCommit: "post-commit", agentevent.TriggerGitPush: "pre-push"}[t]
 	for _, s := range states {
 		if s.Hook == want && s.Installed {
 			return true
@@ -412,7 +440,7 @@ func (h *handler) sessionStart(ctx context.Context) error {
 	mismatch := len(hookfsm.CheckHistory(hook)) > 0
 	if st := hook.Status.State; st.IsTerminal() && !mismatch {
 		fmt.Fprintf(&b, "tether: hook %s is %s; nothing is left to do on it (%s).", hook.Name, st, hookfsm.NextAction(hook))
-		h.res.Answer = claudehook.SessionStartContext(b.String())
+		h.res.Reply = agentevent.Answer{Context: b.String()}
 		return nil
 	}
 	b.WriteString(last)
@@ -430,7 +458,7 @@ func (h *handler) sessionStart(ctx context.Context) error {
 		b.WriteString(compactAnchor(hook, summaries))
 	}
 	b.Write(recoveryfile.Render(hook, opts))
-	h.res.Answer = claudehook.SessionStartContext(b.String())
+	h.res.Reply = agentevent.Answer{Context: b.String()}
 	return nil
 }
 
@@ -454,7 +482,7 @@ func orNone(s string) string {
 // previous session (another session id, or this one resumed) left the Hook
 // in the middle of a step: what the new session most needs to hear. A
 // session killed without a SessionEnd counts as ended when the next starts.
-func lastSessionLine(hook *v1.Hook, ev claudehook.Event) string {
+func lastSessionLine(hook *v1.Hook, ev agentevent.Event) string {
 	st := &hook.Status
 	s, cs := st.AgentSession, st.CurrentStep
 	if s == nil || cs == nil || st.State.IsTerminal() || ev.Source == string(v1.SessionCompact) {
@@ -593,7 +621,7 @@ func (h *handler) lostWork(ctx context.Context) *recoveryfile.LostWork {
 func (h *handler) stop(ctx context.Context) error {
 	now := h.opts.now()
 	lost := h.lostWork(ctx)
-	var d claudehook.StopDecision
+	var d agentevent.StopDecision
 	var prevCond *metav1.Condition
 	hook, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
 		prevCond = nil
@@ -609,13 +637,13 @@ func (h *handler) stop(ctx context.Context) error {
 		if !st.IsTerminal() || mismatch {
 			next = ContinuationText(hook, lost)
 		}
-		d = claudehook.Decide(claudehook.StopInput{
+		d = agentevent.Decide(agentevent.StopInput{
 			HistoryMismatch: mismatch,
 			Terminal:        st.IsTerminal(),
 			State:           string(st),
 			AwaitingHuman:   st == v1.HookAwaitingHuman,
 			Suspended:       hook.Spec.Suspend,
-			StopHookActive:  h.ev.StopHookActive,
+			Continued:       h.ev.Continued,
 			Consecutive:     int(s.Continuations),
 			HookTotal:       int(s.HookContinuations),
 			LastFingerprint: s.LastFingerprint,
@@ -638,11 +666,13 @@ func (h *handler) stop(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	h.res.Answer = d.Answer()
+	if d.Block {
+		h.res.Reply = agentevent.Answer{Continue: true, Reason: d.Reason}
+	}
 	if !d.Block && (prevCond == nil || prevCond.Status != metav1.ConditionFalse || prevCond.Reason != string(d.End)) && h.opts.Recorder != nil {
 		typ := corev1.EventTypeNormal
 		switch d.End {
-		case claudehook.EndHookCap, claudehook.EndConsecutiveCap, claudehook.EndNoProgress, claudehook.EndHistoryMismatch:
+		case agentevent.EndHookCap, agentevent.EndConsecutiveCap, agentevent.EndNoProgress, agentevent.EndHistoryMismatch:
 			typ = corev1.EventTypeWarning
 		}
 		h.opts.Recorder.Eventf(hook, nil, typ, string(d.End), ActionAgentLoop, "the agent's Stop loop ended: %s", d.Message)

@@ -14,11 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package claudehook is the pure protocol part of "tether agent hook": it
-// decodes the event JSON Claude Code writes to a hook's stdin, encodes the
-// answers Claude Code understands, detects git commits, pushes and pull
-// requests in the shell commands the agent ran, and decides whether a Stop
-// continues the loop. It does no I/O beyond the reader and writer it is given.
+// Package claudehook is Claude Code's adapter of "tether agent hook": it
+// decodes the event JSON Claude Code writes to a hook's stdin into an
+// agentevent.Event and renders agentevent's answers as Claude Code reads
+// them. What tether does with an event is agentsession's, the same for every
+// agent. It does no I/O beyond the reader and writer it is given.
 //
 // Answers follow one rule: exit 0 always. Context and decisions go to stdout
 // as JSON; tether never combines JSON with exit 2, which Claude Code ignores
@@ -31,21 +31,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/tether-dev/tether/internal/agent/agentevent"
 )
 
-// DisableEnv is the environment variable that turns every hook answer into a
-// no-op (exit 0, no output) when set to "1" or "true": the escape hatch for a
-// person who wants the agent back.
-const DisableEnv = "TETHER_DISABLE"
+// DisableEnv is agentevent.DisableEnv.
+const DisableEnv = agentevent.DisableEnv
 
-// Disabled reports whether getenv (os.Getenv in production) sets DisableEnv.
-func Disabled(getenv func(string) string) bool {
-	switch getenv(DisableEnv) {
-	case "1", "true", "TRUE", "True", "yes":
-		return true
-	}
-	return false
-}
+// Disabled is agentevent.Disabled.
+func Disabled(getenv func(string) string) bool { return agentevent.Disabled(getenv) }
 
 // Event names tether handles.
 const (
@@ -61,9 +55,8 @@ const (
 	SessionEnd         = "SessionEnd"
 )
 
-// MaxEventSize bounds the event JSON read from stdin. tool_response can hold a
-// whole command's output; larger input is an error, answered as a no-op.
-const MaxEventSize = 32 << 20
+// MaxEventSize bounds the event JSON read from stdin: agentevent.MaxEventSize.
+const MaxEventSize = agentevent.MaxEventSize
 
 // Event is the JSON Claude Code writes to a hook's stdin. Fields an event does
 // not carry stay zero; unknown fields are ignored.

@@ -14,10 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package claudehook
+package agentevent
 
 import (
-	"encoding/json"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -37,7 +36,7 @@ const (
 // maxShellRecursion bounds "bash -c 'bash -c ...'" nesting.
 const maxShellRecursion = 4
 
-// Detection is what a PostToolUse event says about git activity.
+// Detection is what a finished shell tool call says about git activity.
 type Detection struct {
 	// Triggers lists the triggers in the order their commands appear, each
 	// at most once.
@@ -47,43 +46,18 @@ type Detection struct {
 	PRURL string
 }
 
-// DetectPostToolUse inspects a PostToolUse or PostToolUseFailure event of
-// the Bash tool for git commits, pushes and pull requests: a command that
-// fails after its commit (git commit -m x && make test) still committed.
-// Other tools detect nothing.
-func DetectPostToolUse(ev Event) Detection {
-	if ev.ToolName != "Bash" || len(ev.ToolInput) == 0 || string(ev.ToolInput) == "null" {
-		return Detection{}
-	}
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(ev.ToolInput, &in) != nil {
-		return Detection{}
-	}
-	d := Detection{Triggers: DetectShell(in.Command)}
+// Detect inspects a shell command the agent ran, and its output, for git
+// commits, pushes and pull requests. A command that failed after its
+// commit (git commit -m x && make test) still committed, so the caller
+// passes failed calls too.
+func Detect(command, stdout string) Detection {
+	d := Detection{Triggers: DetectShell(command)}
 	for _, t := range d.Triggers {
 		if t == TriggerPRCreated {
-			d.PRURL = PRURL(responseStdout(ev.ToolResponse))
+			d.PRURL = PRURL(stdout)
 		}
 	}
 	return d
-}
-
-// responseStdout returns the stdout of a Bash tool_response: the "stdout"
-// field of an object, or the response itself when it is a string.
-func responseStdout(raw json.RawMessage) string {
-	var obj struct {
-		Stdout string `json:"stdout"`
-	}
-	if json.Unmarshal(raw, &obj) == nil && obj.Stdout != "" {
-		return obj.Stdout
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return ""
 }
 
 var prURL = regexp.MustCompile(`https?://[^\s"'<>()]+/pull/[0-9]+`)

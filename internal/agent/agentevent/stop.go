@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package claudehook
+package agentevent
 
 import "fmt"
 
@@ -63,10 +63,11 @@ type StopInput struct {
 	// history (hookfsm.CheckHistory): the status, terminal or not, says
 	// nothing to trust, and Next tells the agent to stop and ask a person.
 	HistoryMismatch bool
-	// StopHookActive is the event's stop_hook_active: the previous Stop of
-	// this turn was blocked. When false, a new turn began (a person spoke),
-	// and the consecutive count starts again.
-	StopHookActive bool
+	// Continued is true when the agent says this end of turn follows one of
+	// tether's continuations in the same turn (Claude Code's
+	// stop_hook_active). When false, a new turn began (a person spoke), and
+	// the consecutive count starts again.
+	Continued bool
 	// Consecutive is how many continuations this session got in a row.
 	Consecutive int
 	// HookTotal is how many continuations the Hook got in its life.
@@ -114,27 +115,19 @@ type StopDecision struct {
 	HookTotal int
 }
 
-// Answer encodes the decision in Claude Code's protocol.
-func (d StopDecision) Answer() Answer {
-	if d.Block {
-		return BlockStop(d.Reason)
-	}
-	return AllowStop()
-}
-
 // Decide decides whether a Stop continues the loop. The first rule that
 // applies wins. A Hook whose status disagrees with its history is
 // continued once, with Next telling the agent to stop and ask a person,
 // so that it says so; then, or when paused or at a cap, the agent may
 // stop. Otherwise: a terminal, paused or awaiting_human Hook, or no next action,
 // lets the agent stop; then the per-Hook cap, the per-session consecutive cap
-// (counted only while stop_hook_active says the turn is still the one tether
+// (counted only while Continued says the turn is still the one tether
 // continued), and finally a continuation that would repeat the previous one
 // with no state change in between. Otherwise the agent continues with Next.
 func Decide(in StopInput, limits Limits) StopDecision {
 	limits = limits.withDefaults()
 	consecutive := in.Consecutive
-	if !in.StopHookActive {
+	if !in.Continued {
 		consecutive = 0
 	}
 	end := func(r EndReason, format string, args ...any) StopDecision {

@@ -1,0 +1,104 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package agentsession_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/agentevent"
+	"github.com/tether-dev/tether/internal/agent/agentsession"
+	"github.com/tether-dev/tether/internal/hook/hookfsm"
+)
+
+// serve is e.try with a neutral event, as any agent's adapter sends it.
+func (e *env) serve(ev agentevent.Event) agentsession.Result {
+	e.t.Helper()
+	if ev.CWD == "" {
+		ev.CWD = e.ws
+	}
+	if ev.SessionID == "" {
+		ev.SessionID = "c1"
+	}
+	e.now = e.now.Add(e.step)
+	now := e.now
+	res, err := agentsession.Serve(context.Background(), ev, agentsession.Options{
+		Client: e.c, Namespace: "default", Recorder: e.rec, Now: func() time.Time { return now },
+		Limits: agentevent.Limits{MaxConsecutive: 3, MaxPerHook: 5},
+	})
+	if err != nil {
+		e.t.Fatalf("%s: %v", ev.Kind, err)
+	}
+	return res
+}
+
+// TestServeNeutralEvents drives the handler with neutral events only: the
+// agent and its version are recorded, a failed shell call with a commit
+// takes its checkpoint, PostCompact counts the compaction and answers the
+// anchor, and TurnEnd continues with the next action.
+func TestServeNeutralEvents(t *testing.T) {
+	e := newEnv(t)
+	key := e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
+	agent := func(ev agentevent.Event) agentevent.Event {
+		ev.Agent, ev.AgentVersion = "codex", "0.171.0"
+		return ev
+	}
+
+	res := e.serve(agent(agentevent.Event{Kind: agentevent.SessionStart, Source: agentevent.SourceStartup}))
+	if !strings.Contains(res.Reply.Context, "# Recovery file: hook task") || res.Reply.Continue {
+		t.Fatalf("SessionStart reply %+v", res.Reply)
+	}
+	s := e.hook(key).Status.AgentSession
+	if s == nil || s.Agent != "codex" || s.AgentVersion != "0.171.0" || s.Source != v1.SessionStartup || s.SessionID != "c1" {
+		t.Fatalf("session %+v", s)
+	}
+
+	git(t, e.ws, "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "work")
+	if res := e.serve(agent(agentevent.Event{Kind: agentevent.ToolDone, Tool: "shell", ToolFailed: true, Shell: "git commit -qm work && false"})); !res.Reply.IsZero() {
+		t.Fatalf("ToolDone reply %+v", res.Reply)
+	}
+	if lc := e.hook(key).Status.LastCheckpoint; lc == nil || lc.Trigger != v1.TriggerGitCommit {
+		t.Fatalf("failed shell call with a commit: last checkpoint %+v", lc)
+	}
+	if res := e.serve(agent(agentevent.Event{Kind: agentevent.ToolDone, Tool: "apply_patch"})); !res.Reply.IsZero() {
+		t.Fatalf("non-shell ToolDone reply %+v", res.Reply)
+	}
+
+	e.serve(agent(agentevent.Event{Kind: agentevent.PreCompact, Trigger: "manual"}))
+	res = e.serve(agent(agentevent.Event{Kind: agentevent.PostCompact, Trigger: "manual"}))
+	if !strings.HasPrefix(res.Reply.Context, "tether context for hook default/task") || !strings.Contains(res.Reply.Context, "# Your context was just compacted") {
+		t.Fatalf("PostCompact reply:\n%s", res.Reply.Context)
+	}
+	if s := e.hook(key).Status.AgentSession; s.Compactions != 1 || s.Source != v1.SessionCompact {
+		t.Fatalf("after PostCompact: %+v", s)
+	}
+
+	res = e.serve(agent(agentevent.Event{Kind: agentevent.TurnEnd}))
+	if !res.Reply.Continue || !strings.Contains(res.Reply.Reason, "tether step done") {
+		t.Fatalf("TurnEnd reply %+v", res.Reply)
+	}
+	if res = e.serve(agent(agentevent.Event{Kind: agentevent.TurnEnd, Continued: true})); res.Reply.Continue {
+		t.Fatalf("TurnEnd with no progress continued: %+v", res.Reply)
+	}
+	e.serve(agent(agentevent.Event{Kind: agentevent.SessionEnd, Reason: "exit"}))
+	if s := e.hook(key).Status.AgentSession; s.EndedAt == nil || s.EndReason != "exit" || s.Agent != "codex" {
+		t.Fatalf("after SessionEnd: %+v", s)
+	}
+}
