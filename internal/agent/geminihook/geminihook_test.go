@@ -1,0 +1,149 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package geminihook
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/tether-dev/tether/internal/agent/agentevent"
+)
+
+// The inputs in testdata/gemini-cli-VERSION were sent by the real client
+// (captured by cmd/tether's TestRealGeminiCLIAcceptance with
+// TETHER_CAPTURE_FIXTURES=DIR).
+func TestCapturedEvents(t *testing.T) {
+	cases := []struct {
+		file string
+		want agentevent.Event // Native, SessionID, CWD and TranscriptPath are checked apart
+	}{
+		{"SessionStart-startup.json", agentevent.Event{Kind: agentevent.SessionStart, Source: "startup"}},
+		// --resume keeps the session id and says resume.
+		{"SessionStart-resume.json", agentevent.Event{Kind: agentevent.SessionStart, Source: "resume"}},
+		{"BeforeAgent.json", agentevent.Event{Kind: agentevent.Prompt, Prompt: "do the thing"}},
+		// A command that failed after its commit: Exit Code 1, still a commit.
+		{"AfterTool-run_shell_command.json", agentevent.Event{Kind: agentevent.ToolDone, Tool: ShellTool, ToolFailed: true,
+			Shell: "echo hello > out.txt && git add out.txt && git commit -qm one && false"}},
+		// Before every model call: nothing to do.
+		{"PreCompress-auto.json", agentevent.Event{Trigger: "auto"}},
+		{"PreCompress-manual.json", agentevent.Event{Kind: agentevent.PreCompact, Trigger: "manual"}},
+		{"AfterAgent.json", agentevent.Event{Kind: agentevent.TurnEnd, Continued: true}},
+		{"SessionEnd.json", agentevent.Event{Kind: agentevent.SessionEnd, Reason: "exit"}},
+		{"BeforeTool-run_shell_command.json", agentevent.Event{}},
+	}
+	dirs, _ := filepath.Glob("testdata/gemini-cli-*")
+	if len(dirs) == 0 {
+		t.Fatal("no captured inputs in testdata/gemini-cli-*")
+	}
+	for _, dir := range dirs {
+		for _, tc := range cases {
+			t.Run(filepath.Base(dir)+"/"+tc.file, func(t *testing.T) {
+				data, err := os.ReadFile(filepath.Join(dir, tc.file))
+				if err != nil {
+					t.Fatal(err)
+				}
+				ev, err := Adapter{}.Decode(data, os.Getenv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if ev.SessionID == "" || ev.CWD == "" || ev.TranscriptPath == "" || ev.Native == "" || ev.Agent != Agent {
+					t.Errorf("session_id, cwd, transcript_path, event or agent missing: %+v", ev)
+				}
+				ev.SessionID, ev.CWD, ev.TranscriptPath, ev.Native, ev.Agent = "", "", "", "", ""
+				if ev != tc.want {
+					t.Errorf("got  %+v\nwant %+v", ev, tc.want)
+				}
+			})
+		}
+	}
+	data, _ := os.ReadFile(filepath.Join(dirs[0], "AfterTool-run_shell_command.json"))
+	ev, _ := Adapter{}.Decode(data, os.Getenv)
+	if d := agentevent.Detect(ev.Shell, ev.ShellOutput); !slices.Equal(d.Triggers, []agentevent.Trigger{agentevent.TriggerGitCommit}) {
+		t.Errorf("detected %v, want git_commit", d.Triggers)
+	}
+}
+
+func TestDecodeRefuses(t *testing.T) {
+	for _, in := range []string{"", "[]", "null", `{"session_id":"x"}`, `{"hook_event_name":`} {
+		if _, err := DecodeEvent([]byte(in)); err == nil {
+			t.Errorf("DecodeEvent(%q): no error", in)
+		}
+	}
+	// Fields of another type are left zero, not fatal.
+	ev, err := DecodeEvent([]byte(`{"hook_event_name":"AfterTool","tool_name":7,"tool_input":"x","stop_hook_active":"yes"}`))
+	if err != nil || ev.ToolName != "" || ev.ToolInput != nil {
+		t.Errorf("lenient decode: %+v %v", ev, err)
+	}
+}
+
+func TestContinuationPrompt(t *testing.T) {
+	for prompt, want := range map[string]bool{
+		"tether: hook fix-login is not finished (step_pending). Next: run tether step begin": true,
+		"tether: the status of hook x disagrees with its history. Next: stop":                true,
+		"work on the task": false,
+		"":                 false,
+	} {
+		ev := Neutral(Event{HookEventName: BeforeAgent, Prompt: prompt})
+		if ev.Kind != agentevent.Prompt || ev.Continued != want {
+			t.Errorf("BeforeAgent %q: kind %q continued %v, want %v", prompt, ev.Kind, ev.Continued, want)
+		}
+	}
+}
+
+func TestToolOutput(t *testing.T) {
+	tests := []struct {
+		resp, out string
+		failed    bool
+	}{
+		{`{"llmContent":"<untrusted_context>\nOutput: https://github.com/o/r/pull/7\nProcess Group PGID: 1\n</untrusted_context>","returnDisplay":"x"}`, "https://github.com/o/r/pull/7", false},
+		{`{"llmContent":"Output: a\nb\nExit Code: 2\nProcess Group PGID: 1"}`, "a\nb", true},
+		{`{"llmContent":"Output: (empty)\nExit Code: 0"}`, "", false},
+		{`{"llmContent":"x","error":{"message":"invalid params","type":"invalid_tool_params"}}`, "", true},
+		{`{"llmContent":["not","text"]}`, "", false},
+		{`"text"`, "", false},
+	}
+	for _, tt := range tests {
+		out, failed := toolOutput([]byte(tt.resp))
+		if out != tt.out || failed != tt.failed {
+			t.Errorf("toolOutput(%s) = %q, %v; want %q, %v", tt.resp, out, failed, tt.out, tt.failed)
+		}
+	}
+}
+
+func TestRenderAnswer(t *testing.T) {
+	tests := []struct {
+		native string
+		ans    agentevent.Answer
+		want   string
+	}{
+		{AfterAgent, agentevent.Answer{Continue: true, Reason: "tether: go on <now> & then"}, `{"decision":"deny","reason":"tether: go on <now> & then"}`},
+		{SessionStart, agentevent.Answer{Context: "ctx"}, `{"hookSpecificOutput":{"additionalContext":"ctx","hookEventName":"SessionStart"}}`},
+		{BeforeAgent, agentevent.Answer{Context: "ctx"}, `{"hookSpecificOutput":{"additionalContext":"ctx","hookEventName":"BeforeAgent"}}`},
+		// Gemini CLI reads stderr when stdout is empty: always an object.
+		{AfterAgent, agentevent.Answer{}, `{}`},
+		{AfterTool, agentevent.Answer{Context: "ctx"}, `{}`},
+		{SessionEnd, agentevent.Answer{Continue: true, Reason: "x"}, `{}`},
+	}
+	for _, tt := range tests {
+		out := Adapter{}.Render(agentevent.Event{Native: tt.native}, tt.ans)
+		if string(out.Stdout) != tt.want+"\n" || out.ExitCode != 0 {
+			t.Errorf("%s %+v: %q exit %d, want %s", tt.native, tt.ans, out.Stdout, out.ExitCode, tt.want)
+		}
+	}
+}
