@@ -141,6 +141,14 @@ type Adapter interface {
 	Render(ev Event, ans Answer) Output
 }
 
+// Refiner is an Adapter whose events need more than their JSON to
+// translate (Gemini CLI's PreCompress needs the session's transcript to say
+// whether a compression follows). Refine runs after Decode, may read files,
+// and changes ev; what it cannot read leaves ev as it was.
+type Refiner interface {
+	Refine(ev *Event, getenv func(string) string)
+}
+
 // DisableEnv is the environment variable that turns every hook answer into a
 // no-op (exit 0, no output) when set to "1", "true" or "yes": the escape
 // hatch for a person who wants the agent back.

@@ -20,14 +20,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/tether-dev/tether/internal/agent/agentevent"
 )
 
 // The inputs in testdata/gemini-cli-VERSION were sent by the real client
-// (captured by cmd/tether's TestRealGeminiCLIAcceptance with
-// TETHER_CAPTURE_FIXTURES=DIR).
+// (cmd/tether's TestRealGeminiCLIAcceptance writes them with
+// TETHER_CAPTURE_FIXTURES=DIR; /compress and a commit in a failing command
+// were captured from the same client by hand).
 func TestCapturedEvents(t *testing.T) {
 	cases := []struct {
 		file string
@@ -145,5 +147,74 @@ func TestRenderAnswer(t *testing.T) {
 		if string(out.Stdout) != tt.want+"\n" || out.ExitCode != 0 {
 			t.Errorf("%s %+v: %q exit %d, want %s", tt.native, tt.ans, out.Stdout, out.ExitCode, tt.want)
 		}
+	}
+}
+
+func TestCompressionDue(t *testing.T) {
+	answer := func(model string, input int) string {
+		return `{"id":"a","type":"gemini","content":"","tokens":{"input":` + strconv.Itoa(input) + `,"output":10,"total":1},"model":"` + model + `"}`
+	}
+	tests := []struct {
+		name      string
+		tail      string
+		threshold float64
+		want      bool
+	}{
+		{"past half the window", answer("gemini-3.8-flash", 600000) + "\n" + `{"$set":{"lastUpdated":"x"}}` + "\n", 0.5, true},
+		{"below it", answer("gemini-3.8-flash", 500000), 0.5, false},
+		{"the last answer counts", answer("gemini-3.8-flash", 900000) + "\n" + answer("gemini-3.8-flash", 100), 0.5, false},
+		{"a lower threshold", answer("gemini-3.8-flash", 300000), 0.2, true},
+		{"Gemma's smaller window", answer("gemma-4-31b-it", 130000), 0.5, true},
+		{"a user message with tokens in its text", `{"type":"user","content":[{"text":"\"tokens\""}]}`, 0.5, false},
+		{"no answer", `{"sessionId":"s"}`, 0.5, false},
+		{"a cut line", `input":900000}}`, 0.5, false},
+	}
+	for _, tt := range tests {
+		if got := CompressionDue([]byte(tt.tail), tt.threshold); got != tt.want {
+			t.Errorf("%s: CompressionDue = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestRefine: PreCompress auto is PreCompact only when the transcript says
+// the compression follows, with the threshold of the project's settings
+// (comments allowed) before the user's.
+func TestRefine(t *testing.T) {
+	dir, home := t.TempDir(), t.TempDir()
+	transcript := filepath.Join(dir, "session.jsonl")
+	write := func(p, s string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(transcript, `{"sessionId":"s"}`+"\n"+`{"type":"gemini","tokens":{"input":300000},"model":"gemini-3.8-flash"}`+"\n")
+	getenv := func(k string) string { return map[string]string{"HOME": home}[k] }
+	refined := func(trigger string) agentevent.Kind {
+		ev := Neutral(Event{HookEventName: PreCompress, Trigger: trigger, TranscriptPath: transcript, CWD: dir})
+		Adapter{}.Refine(&ev, getenv)
+		return ev.Kind
+	}
+	if k := refined("auto"); k != "" {
+		t.Errorf("300,000 tokens at the default threshold: %q", k)
+	}
+	write(filepath.Join(home, ".gemini", "settings.json"), `{"model": {"compressionThreshold": 0.25}}`)
+	if k := refined("auto"); k != agentevent.PreCompact {
+		t.Errorf("user threshold 0.25: %q", k)
+	}
+	write(filepath.Join(dir, ".gemini", "settings.json"), "{\n  // later\n  \"model\": {\"compressionThreshold\": 0.5}\n}\n")
+	if k := refined("auto"); k != "" {
+		t.Errorf("project threshold 0.5 wins: %q", k)
+	}
+	if k := refined("manual"); k != agentevent.PreCompact {
+		t.Errorf("manual: %q", k)
+	}
+	ev := Neutral(Event{HookEventName: PreCompress, Trigger: "auto", TranscriptPath: filepath.Join(dir, "missing"), CWD: dir})
+	Adapter{}.Refine(&ev, getenv)
+	if ev.Kind != "" {
+		t.Errorf("missing transcript: %q", ev.Kind)
 	}
 }

@@ -18,7 +18,8 @@ limitations under the License.
 // --agent gemini": it decodes the event JSON Gemini CLI writes to a hook's
 // stdin into an agentevent.Event and renders agentevent's answers as Gemini
 // CLI reads them. What tether does with an event is agentsession's, the same
-// for every agent. It does no I/O.
+// for every agent. Only Refine reads files (the session's transcript and
+// the settings, for PreCompress).
 //
 // Every answer exits 0 with one JSON object on stdout, "{}" when tether has
 // nothing to say: Gemini CLI parses stderr as the answer when stdout is
@@ -167,8 +168,8 @@ func IsContinuation(prompt string) bool { return strings.HasPrefix(prompt, "teth
 // BeforeAgent whose prompt is not tether's continuation).
 //
 // PreCompress with trigger manual (/compress) is PreCompact. With trigger
-// auto it says nothing: Gemini CLI runs it before every model call whether
-// or not it then compresses.
+// auto it says nothing here: Gemini CLI runs it before every model call,
+// whether or not it then compresses; Refine reads the transcript to tell.
 func Neutral(ev Event) agentevent.Event {
 	n := agentevent.Event{
 		Native: ev.HookEventName, Agent: Agent,

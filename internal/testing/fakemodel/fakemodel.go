@@ -50,6 +50,9 @@ type Turn struct {
 	Text string
 	// Tools are the tool_use blocks, in order.
 	Tools []ToolUse
+	// PromptTokens is the prompt token count the answer reports (the Gemini
+	// API's usageMetadata); 0 means the server's default.
+	PromptTokens int
 }
 
 // Bash is a turn that runs one shell command through the Bash tool.

@@ -145,6 +145,7 @@ func (s *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 	req.Agent = len(gr.Tools) > 0
 	var parts []map[string]any
 	s.mu.Lock()
+	tokens := s.tokens
 	if req.Agent {
 		turn := s.fallback
 		if s.next < len(s.script) {
@@ -153,13 +154,15 @@ func (s *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 			s.next++
 		}
 		parts = turn.geminiParts()
+		if turn.PromptTokens > 0 {
+			tokens = turn.PromptTokens
+		}
 	} else if gr.GenerationConfig.ResponseMimeType == "application/json" {
 		parts = []map[string]any{{"text": sideJSON(gr.GenerationConfig.ResponseJSON, gr.GenerationConfig.ResponseSchema)}}
 	} else {
 		parts = []map[string]any{{"text": s.summary}}
 	}
 	s.requests = append(s.requests, req)
-	tokens := s.tokens
 	s.mu.Unlock()
 	resp := map[string]any{
 		"candidates": []any{map[string]any{
