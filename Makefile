@@ -65,8 +65,9 @@ test: verify-generated vet envtest ## Run every test: unit, envtest, end to end 
 	$(MAKE) --no-print-directory fuzz FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) STORE_FUZZ_ITERATIONS=$(STORE_FUZZ_ITERATIONS)
 
 .PHONY: test-agents-latest
-test-agents-latest: ## Rerun the real Claude Code acceptance against the newest published client (the pinned one is in hack/agents/install.sh).
+test-agents-latest: ## Rerun the real-client acceptance tests against the newest published clients (the pinned ones are in hack/agents/install.sh).
 	TETHER_CLAUDE_CODE_VERSION=latest go test -count=1 -run '^TestRealClaudeCode' ./cmd/tether/
+	TETHER_CODEX_VERSION=latest go test -count=1 -run '^TestRealCodex' ./cmd/tether/
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZ_ITERATIONS inputs each (STORE_FUZZ_ITERATIONS for store files).

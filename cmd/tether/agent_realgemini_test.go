@@ -303,7 +303,7 @@ func TestRealGeminiCLIAcceptance(t *testing.T) {
 	cpBefore := e.ok("get", "checkpoints", "-o", "jsonpath={.items[*].spec.trigger}")
 	n = len(e.gmodel.Requests())
 	big := fakemodel.Shell("git status --short")
-	big.PromptTokens = 700000
+	big.InputTokens = 700000
 	e.gmodel.Push(big, fakemodel.Say("nothing to do"))
 	e.geminiRun("--resume", "latest", "-p", "status?")
 	compressed := false

@@ -155,7 +155,7 @@ func TestAgentInstallClaudeRefusals(t *testing.T) {
 		{name: "corrupt file", args: []string{"install", "claude", "--dir", dir}, want: settings + ":3:3: refusing to rewrite a file that is not valid JSON"},
 		{name: "corrupt file, uninstall", args: []string{"uninstall", "claude", "--dir", dir}, want: settings + ":3:3:"},
 		{name: "unknown scope", args: []string{"install", "claude", "--scope", "team", "--dir", dir}, want: `--scope: unknown value "team"`},
-		{name: "unknown agent", args: []string{"install", "codex", "--dir", dir}, want: `invalid argument "codex"`},
+		{name: "unknown agent", args: []string{"install", "cursor", "--dir", dir}, want: `invalid argument "cursor"`},
 		{name: "no agent", args: []string{"install"}, want: "accepts 1 arg"},
 	}
 	for _, tt := range tests {

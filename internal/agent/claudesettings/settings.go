@@ -89,6 +89,63 @@ type EventSpec struct {
 	// Matcher is the group's matcher; empty means the group has no
 	// "matcher" key, which Claude Code reads as "match everything".
 	Matcher string
+	// Timeout is this event's timeout in seconds; 0 means the install's.
+	Timeout int
+}
+
+// Dialect is an agent whose hooks file has Claude Code's shape (Codex's
+// hooks.json has): which events tether installs there, and the --agent its
+// command names. The zero Dialect, and nil, are Claude Code's.
+type Dialect struct {
+	// Agent is the value of `tether agent hook --agent` in the command;
+	// empty for Claude Code, whose command has no flag.
+	Agent string
+	// Events are the events installed, in order; nil means Events.
+	Events []EventSpec
+	// Product names the agent in messages, as "Claude Code".
+	Product string
+	// Files names the agent's files in messages, as "Claude Code settings
+	// files".
+	Files string
+}
+
+func (d *Dialect) events() []EventSpec {
+	if d == nil || d.Events == nil {
+		return Events
+	}
+	return d.Events
+}
+
+func (d *Dialect) files() string {
+	if d == nil || d.Files == "" {
+		return "Claude Code settings files"
+	}
+	return d.Files
+}
+
+func (d *Dialect) product() string {
+	if d == nil || d.Product == "" {
+		return "Claude Code"
+	}
+	return d.Product
+}
+
+func (d *Dialect) subcommand() string {
+	if d == nil || d.Agent == "" {
+		return HookSubcommand
+	}
+	return HookSubcommand + " --agent " + d.Agent
+}
+
+// IsTetherCommand reports whether command is tether's hook command of this
+// dialect: IsTetherCommand with " --agent AGENT" after "agent hook".
+func (d *Dialect) IsTetherCommand(command string) bool {
+	rest, ok := strings.CutSuffix(command, " "+d.subcommand())
+	if !ok {
+		return false
+	}
+	word, ok := unquoteWord(rest)
+	return ok && word != "" && filepath.Base(word) == "tether"
 }
 
 // Events are the events tether installs, in the order they are written.
@@ -130,6 +187,8 @@ type Options struct {
 	// RecordDir is where Install records what it changed, for Uninstall to
 	// give the file back byte for byte; empty records nothing.
 	RecordDir string
+	// Dialect is the agent whose file it is; nil is Claude Code.
+	Dialect *Dialect
 }
 
 // HookCommand returns the command tether's entries run: the tether path,
@@ -143,12 +202,7 @@ func HookCommand(tetherPath string) string {
 // a first word (bare, single- or double-quoted) whose base name is "tether",
 // followed by exactly " agent hook".
 func IsTetherCommand(command string) bool {
-	rest, ok := strings.CutSuffix(command, " "+HookSubcommand)
-	if !ok {
-		return false
-	}
-	word, ok := unquoteWord(rest)
-	return ok && word != "" && filepath.Base(word) == "tether"
+	return (*Dialect)(nil).IsTetherCommand(command)
 }
 
 func shellQuote(s string) string {
@@ -201,7 +255,7 @@ func unquoteWord(s string) (string, bool) {
 
 // isTetherEntry reports whether raw is a hook entry of tether's. Keys match
 // exactly, as in Claude Code ("TYPE" is not "type").
-func isTetherEntry(raw json.RawMessage) bool {
+func isTetherEntry(raw json.RawMessage, d *Dialect) bool {
 	if kindOf(raw) != "an object" {
 		return false
 	}
@@ -215,7 +269,7 @@ func isTetherEntry(raw json.RawMessage) bool {
 	if json.Unmarshal(t, &typ) != nil || json.Unmarshal(c, &command) != nil {
 		return false
 	}
-	return typ == "command" && IsTetherCommand(command)
+	return typ == "command" && d.IsTetherCommand(command)
 }
 
 // ParseError is a settings file tether refuses to rewrite because it is not
@@ -241,7 +295,7 @@ func position(data []byte, off int) (line, col int) {
 }
 
 // parse validates data as a JSON object and decodes its top level.
-func parse(name string, data []byte) (object, error) {
+func parse(name string, data []byte, d *Dialect) (object, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return object{}, nil
 	}
@@ -259,7 +313,7 @@ func parse(name string, data []byte) (object, error) {
 			line, col := position(data, off)
 			msg := se.Error()
 			if off+1 < len(data) && data[off] == '/' && (data[off+1] == '/' || data[off+1] == '*') {
-				msg = "comments are not allowed: Claude Code settings files are plain JSON; remove the comment and run again"
+				msg = "comments are not allowed: " + d.files() + " are plain JSON; remove the comment and run again"
 			}
 			return nil, &ParseError{File: name, Line: line, Column: col, Msg: "refusing to rewrite a file that is not valid JSON: " + msg}
 		}
@@ -268,7 +322,7 @@ func parse(name string, data []byte) (object, error) {
 	if path, off, dup := checkDuplicateKeys(data); dup {
 		line, col := position(data, int(off))
 		return nil, &ParseError{File: name, Line: line, Column: col,
-			Msg: fmt.Sprintf("refusing to rewrite a file with a duplicate key %q: Claude Code would silently use the last one; remove the other", path)}
+			Msg: fmt.Sprintf("refusing to rewrite a file with a duplicate key %q: %s would silently use the last one; remove the other", path, d.product())}
 	}
 	top, err := decodeObject(data)
 	if err != nil {
@@ -291,7 +345,8 @@ func Merge(name string, data []byte, opts Options) ([]byte, error) {
 	if timeout < 0 {
 		return nil, fmt.Errorf("timeout: must be positive, got %d", timeout)
 	}
-	top, err := parse(name, data)
+	d := opts.Dialect
+	top, err := parse(name, data, d)
 	if err != nil {
 		return nil, err
 	}
@@ -301,14 +356,18 @@ func Merge(name string, data []byte, opts Options) ([]byte, error) {
 			return nil, fmt.Errorf("%s: hooks: %w", name, err)
 		}
 	}
-	command := HookCommand(opts.TetherPath)
-	entry := object{
-		{key: "type", value: marshalString("command")},
-		{key: "command", value: marshalString(command)},
-		{key: "timeout", value: json.RawMessage(fmt.Sprint(timeout))},
-	}.marshal()
+	command := shellQuote(opts.TetherPath) + " " + d.subcommand()
 	changed := false
-	for _, ev := range Events {
+	for _, ev := range d.events() {
+		t := timeout
+		if ev.Timeout > 0 {
+			t = ev.Timeout
+		}
+		entry := object{
+			{key: "type", value: marshalString("command")},
+			{key: "command", value: marshalString(command)},
+			{key: "timeout", value: json.RawMessage(fmt.Sprint(t))},
+		}.marshal()
 		var groups []json.RawMessage
 		if raw, ok := hooks.get(ev.Name); ok {
 			if groups, err = decodeArray(raw); err != nil {
@@ -320,10 +379,10 @@ func Merge(name string, data []byte, opts Options) ([]byte, error) {
 			group = group.set("matcher", marshalString(ev.Matcher))
 		}
 		group = group.set("hooks", marshalArray([]json.RawMessage{entry}))
-		if hasExactly(groups, group.marshal()) {
+		if hasExactly(groups, group.marshal(), d) {
 			continue
 		}
-		groups, _ = removeTether(groups)
+		groups, _ = removeTether(groups, d)
 		groups = append(groups, group.marshal())
 		hooks = hooks.set(ev.Name, marshalArray(groups))
 		changed = true
@@ -332,14 +391,14 @@ func Merge(name string, data []byte, opts Options) ([]byte, error) {
 	// tether wrote, or a misspelt key) is stale: install converges on exactly
 	// the entries of Events, so uninstall and reinstall give the same file.
 	for _, m := range append(object(nil), hooks...) {
-		if isInstalledEvent(m.key) {
+		if isInstalledEvent(m.key, d) {
 			continue
 		}
 		groups, err := decodeArray(m.value)
 		if err != nil {
 			continue
 		}
-		kept, removed := removeTether(groups)
+		kept, removed := removeTether(groups, d)
 		if !removed {
 			continue
 		}
@@ -361,7 +420,12 @@ func Merge(name string, data []byte, opts Options) ([]byte, error) {
 // for which containers go with them. When data holds none, the same bytes are
 // returned.
 func Remove(name string, data []byte) ([]byte, error) {
-	top, err := parse(name, data)
+	return (*Dialect)(nil).Remove(name, data)
+}
+
+// Remove is Remove of the dialect's entries.
+func (d *Dialect) Remove(name string, data []byte) ([]byte, error) {
+	top, err := parse(name, data, d)
 	if err != nil {
 		return nil, err
 	}
@@ -379,7 +443,7 @@ func Remove(name string, data []byte) ([]byte, error) {
 		if err != nil {
 			continue // not an event array tether could have written
 		}
-		kept, removed := removeTether(groups)
+		kept, removed := removeTether(groups, d)
 		if !removed {
 			continue
 		}
@@ -401,8 +465,8 @@ func Remove(name string, data []byte) ([]byte, error) {
 	return Format(top.marshal(), data)
 }
 
-func isInstalledEvent(name string) bool {
-	for _, ev := range Events {
+func isInstalledEvent(name string, d *Dialect) bool {
+	for _, ev := range d.events() {
 		if ev.Name == name {
 			return true
 		}
@@ -412,13 +476,13 @@ func isInstalledEvent(name string) bool {
 
 // hasExactly reports whether groups hold exactly one tether entry, and it is
 // alone in a group equal to want.
-func hasExactly(groups []json.RawMessage, want json.RawMessage) bool {
+func hasExactly(groups []json.RawMessage, want json.RawMessage, d *Dialect) bool {
 	found := false
 	for _, g := range groups {
 		entries := groupEntries(g)
 		n := 0
 		for _, e := range entries {
-			if isTetherEntry(e) {
+			if isTetherEntry(e, d) {
 				n++
 			}
 		}
@@ -456,14 +520,14 @@ func groupEntries(g json.RawMessage) []json.RawMessage {
 
 // removeTether drops tether's entries from groups, and a group they leave
 // empty. It reports whether anything was removed.
-func removeTether(groups []json.RawMessage) ([]json.RawMessage, bool) {
+func removeTether(groups []json.RawMessage, d *Dialect) ([]json.RawMessage, bool) {
 	var out []json.RawMessage
 	removed := false
 	for _, g := range groups {
 		entries := groupEntries(g)
 		var kept []json.RawMessage
 		for _, e := range entries {
-			if !isTetherEntry(e) {
+			if !isTetherEntry(e, d) {
 				kept = append(kept, e)
 			}
 		}
@@ -573,7 +637,12 @@ func InstallFile(path, recordDir string, dryRun bool, merge EditFunc) (Result, e
 // directories Install created. Otherwise tether's entries are removed as
 // Remove does.
 func Uninstall(path, recordDir string, dryRun bool) (Result, error) {
-	return UninstallFile(path, recordDir, dryRun, Remove)
+	return UninstallDialect(path, recordDir, nil, dryRun)
+}
+
+// UninstallDialect is Uninstall of the dialect's entries.
+func UninstallDialect(path, recordDir string, d *Dialect, dryRun bool) (Result, error) {
+	return UninstallFile(path, recordDir, dryRun, d.Remove)
 }
 
 // UninstallFile is Uninstall with the removal of another agent's hooks

@@ -50,9 +50,10 @@ type Turn struct {
 	Text string
 	// Tools are the tool_use blocks, in order.
 	Tools []ToolUse
-	// PromptTokens is the prompt token count the answer reports (the Gemini
-	// API's usageMetadata); 0 means the server's default.
-	PromptTokens int
+	// InputTokens is the input usage the answer reports (Responses and
+	// Gemini: a large value makes Codex compact and Gemini CLI compress);
+	// 0 means the server's default (100 unless Gemini.SetPromptTokens).
+	InputTokens int
 }
 
 // Bash is a turn that runs one shell command through the Bash tool.

@@ -154,8 +154,8 @@ func (s *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 			s.next++
 		}
 		parts = turn.geminiParts()
-		if turn.PromptTokens > 0 {
-			tokens = turn.PromptTokens
+		if turn.InputTokens > 0 {
+			tokens = turn.InputTokens
 		}
 	} else if gr.GenerationConfig.ResponseMimeType == "application/json" {
 		parts = []map[string]any{{"text": sideJSON(gr.GenerationConfig.ResponseJSON, gr.GenerationConfig.ResponseSchema)}}
