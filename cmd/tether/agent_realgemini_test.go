@@ -69,6 +69,24 @@ func geminiBin(t *testing.T) string {
 	return geminiPath
 }
 
+// geminiVersion is the version of the installed client.
+func geminiVersion(t *testing.T, bin string) string {
+	t.Helper()
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "package.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pkg struct{ Version string }
+	if err := json.Unmarshal(data, &pkg); err != nil {
+		t.Fatal(err)
+	}
+	return pkg.Version
+}
+
 // gcEnv is rcEnv with Gemini CLI and its fake model.
 type gcEnv struct {
 	*rcEnv
@@ -274,8 +292,8 @@ func TestRealGeminiCLIAcceptance(t *testing.T) {
 	}
 	// AfterAgent's continuation reached the model as the next prompt.
 	mustContain(t, "the request after the end of turn", geminiUserText(t, reqs[4].Body), "tether: hook task is not finished", "tether step begin task")
-	if s := e.get("hook", "task", "{.status.agentSession.agent}"); s != "gemini" {
-		t.Errorf("status.agentSession.agent %q, want gemini", s)
+	if s := e.get("hook", "task", "{.status.agentSession.agent} {.status.agentSession.agentVersion}"); s != "gemini "+geminiVersion(t, e.gemini) {
+		t.Errorf("status.agentSession agent and version %q, want gemini %s", s, geminiVersion(t, e.gemini))
 	}
 
 	// Session 2: --resume latest, the same conversation.
@@ -317,6 +335,9 @@ func TestRealGeminiCLIAcceptance(t *testing.T) {
 	}
 	if got := e.ok("get", "checkpoints", "-o", "jsonpath={.items[*].spec.trigger}"); strings.Count(got, "pre_compact") != strings.Count(cpBefore, "pre_compact")+1 {
 		t.Errorf("checkpoint triggers after the compression %q: want one more pre_compact", got)
+	}
+	if got := e.get("hook", "task", "{.status.agentSession.compactions}"); got != "1" {
+		t.Errorf("compactions after the compression: %q, want 1", got)
 	}
 	if got := e.get("hook", "task", `{.status.conditions[?(@.type=="AgentLoop")].status}/{.status.conditions[?(@.type=="AgentLoop")].reason}`); got != "False/NoProgress" {
 		t.Errorf("AgentLoop %s after a turn without progress, want False/NoProgress", got)

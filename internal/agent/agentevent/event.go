@@ -101,6 +101,10 @@ type Event struct {
 	Continued bool
 	// Trigger is PreCompact's (or PostCompact's) cause: manual or auto.
 	Trigger string
+	// Compacts is PreCompact's when the agent compacts right after it and
+	// reports nothing afterwards (Gemini CLI): the compaction is counted
+	// then, not at a PostCompact or a SessionStart that never comes.
+	Compacts bool
 	// Reason is SessionEnd's cause, as the agent reports it.
 	Reason string
 }

@@ -157,3 +157,23 @@ func TestServePromptStartsTheCountAgain(t *testing.T) {
 		t.Fatalf("after the cap: condition %+v", c)
 	}
 }
+
+// TestServePreCompactThatCompacts: an agent with no event after its
+// compaction (Gemini CLI) has it counted at PreCompact; one that reports it
+// later is counted then, not twice.
+func TestServePreCompactThatCompacts(t *testing.T) {
+	e := newEnv(t)
+	key := e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
+	e.serve(agentevent.Event{Kind: agentevent.SessionStart, Source: agentevent.SourceStartup, Agent: "gemini"})
+	e.serve(agentevent.Event{Kind: agentevent.PreCompact, Trigger: "auto", Agent: "claude"})
+	if s := e.hook(key).Status.AgentSession; s.Compactions != 0 {
+		t.Fatalf("a PreCompact that may give up counted: %+v", s)
+	}
+	e.serve(agentevent.Event{Kind: agentevent.PreCompact, Trigger: "auto", Compacts: true, Agent: "gemini"})
+	if s := e.hook(key).Status.AgentSession; s.Compactions != 1 || s.LastCompactedAt == nil {
+		t.Fatalf("after a PreCompact that compacts: %+v", s)
+	}
+	if lc := e.hook(key).Status.LastCheckpoint; lc == nil || lc.Trigger != v1.TriggerPreCompact {
+		t.Fatalf("last checkpoint %+v, want pre_compact", lc)
+	}
+}

@@ -381,7 +381,11 @@ func (h *handler) preCompact(ctx context.Context) error {
 	}
 	now := h.opts.now()
 	_, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
-		h.touch(hook, now)
+		s := h.touch(hook, now)
+		if h.ev.Compacts {
+			s.Compactions++
+			s.LastCompactedAt = ptrTime(now)
+		}
 		return true, nil
 	})
 	return err

@@ -23,6 +23,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/tether-dev/tether/internal/agent/agentevent"
 	"github.com/tether-dev/tether/internal/agent/jsonc"
@@ -85,7 +87,14 @@ func CompressionDue(tail []byte, threshold float64) bool {
 // event before every model call, and compresses only past its threshold.
 // It reads the transcript's tail and the settings files; anything it cannot
 // read leaves ev as it is.
+//
+// It also sets the agent's version, which Gemini CLI does not tell its
+// hooks: that of the @google/gemini-cli package whose bundle/gemini.js the
+// hook's nearest node ancestor runs (Linux's /proc; elsewhere none).
 func (Adapter) Refine(ev *agentevent.Event, getenv func(string) string) {
+	if ev.AgentVersion == "" {
+		ev.AgentVersion = clientVersion(os.Getppid())
+	}
 	if ev.Native != PreCompress || ev.Kind != "" || ev.TranscriptPath == "" {
 		return
 	}
@@ -94,7 +103,7 @@ func (Adapter) Refine(ev *agentevent.Event, getenv func(string) string) {
 		return
 	}
 	if CompressionDue(tail, compressionThreshold(ev.CWD, getenv)) {
-		ev.Kind = agentevent.PreCompact
+		ev.Kind, ev.Compacts = agentevent.PreCompact, true
 	}
 }
 
@@ -164,4 +173,69 @@ func readTail(path string, n int64) ([]byte, error) {
 	}
 	data, err := io.ReadAll(io.LimitReader(f, n))
 	return data, err
+}
+
+// clientVersion walks up from pid (at most a few ancestors: the shell
+// Gemini CLI starts hooks with, a wrapper) to the process running Gemini
+// CLI's script, and reads its package's version.
+func clientVersion(pid int) string {
+	for range 5 {
+		if pid <= 1 {
+			return ""
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline"))
+		if err != nil {
+			return ""
+		}
+		for _, arg := range bytes.Split(cmdline, []byte{0}) {
+			if v := packageVersion(string(arg)); v != "" {
+				return v
+			}
+		}
+		pid = parentPID(pid)
+	}
+	return ""
+}
+
+// packageVersion is the version of the @google/gemini-cli package whose
+// bundle/gemini.js script is (after symbolic links), or "".
+func packageVersion(script string) string {
+	if !strings.Contains(script, "gemini") {
+		return ""
+	}
+	real, err := filepath.EvalSymlinks(script)
+	if err != nil || filepath.Base(real) != "gemini.js" || filepath.Base(filepath.Dir(real)) != "bundle" {
+		return ""
+	}
+	data, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(real)), "package.json"))
+	if err != nil {
+		return ""
+	}
+	var pkg struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(data, &pkg) != nil || pkg.Name != "@google/gemini-cli" || len(pkg.Version) > 64 {
+		return ""
+	}
+	return pkg.Version
+}
+
+// parentPID reads the parent of pid from /proc/PID/stat (after the command
+// name, which may hold spaces and parentheses).
+func parentPID(pid int) int {
+	data, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 2 {
+		return 0
+	}
+	ppid, _ := strconv.Atoi(f[1])
+	return ppid
 }

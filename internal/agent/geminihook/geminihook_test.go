@@ -44,7 +44,7 @@ func TestCapturedEvents(t *testing.T) {
 			Shell: "echo hello > out.txt && git add out.txt && git commit -qm one && false"}},
 		// Before every model call: nothing to do.
 		{"PreCompress-auto.json", agentevent.Event{Trigger: "auto"}},
-		{"PreCompress-manual.json", agentevent.Event{Kind: agentevent.PreCompact, Trigger: "manual"}},
+		{"PreCompress-manual.json", agentevent.Event{Kind: agentevent.PreCompact, Trigger: "manual", Compacts: true}},
 		{"AfterAgent.json", agentevent.Event{Kind: agentevent.TurnEnd, Continued: true}},
 		{"SessionEnd.json", agentevent.Event{Kind: agentevent.SessionEnd, Reason: "exit"}},
 		{"BeforeTool-run_shell_command.json", agentevent.Event{}},
@@ -216,5 +216,34 @@ func TestRefine(t *testing.T) {
 	Adapter{}.Refine(&ev, getenv)
 	if ev.Kind != "" {
 		t.Errorf("missing transcript: %q", ev.Kind)
+	}
+}
+
+func TestPackageVersion(t *testing.T) {
+	dir := t.TempDir()
+	pkg := filepath.Join(dir, "node_modules", "@google", "gemini-cli")
+	if err := os.MkdirAll(filepath.Join(pkg, "bundle"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.WriteFile(filepath.Join(pkg, "package.json"), []byte(`{"name":"@google/gemini-cli","version":"0.61.0"}`), 0o644)
+	_ = os.WriteFile(filepath.Join(pkg, "bundle", "gemini.js"), nil, 0o755)
+	bin := filepath.Join(dir, "node_modules", ".bin")
+	_ = os.MkdirAll(bin, 0o755)
+	if err := os.Symlink("../@google/gemini-cli/bundle/gemini.js", filepath.Join(bin, "gemini")); err != nil {
+		t.Fatal(err)
+	}
+	for script, want := range map[string]string{
+		filepath.Join(bin, "gemini"):               "0.61.0",
+		filepath.Join(pkg, "bundle", "gemini.js"):  "0.61.0",
+		filepath.Join(pkg, "package.json"):         "",
+		"/usr/bin/node":                            "",
+		filepath.Join(dir, "missing", "gemini.js"): "",
+	} {
+		if got := packageVersion(script); got != want {
+			t.Errorf("packageVersion(%s) = %q, want %q", script, got, want)
+		}
+	}
+	if v := clientVersion(os.Getpid()); v != "" {
+		t.Errorf("a test process has no Gemini CLI ancestor: %q", v)
 	}
 }

@@ -167,7 +167,8 @@ func IsContinuation(prompt string) bool { return strings.HasPrefix(prompt, "teth
 // continuations in a row starts again at a person's prompt instead (a
 // BeforeAgent whose prompt is not tether's continuation).
 //
-// PreCompress with trigger manual (/compress) is PreCompact. With trigger
+// PreCompress with trigger manual (/compress) is PreCompact, and the
+// compaction (Compacts: no event follows it). With trigger
 // auto it says nothing here: Gemini CLI runs it before every model call,
 // whether or not it then compresses; Refine reads the transcript to tell.
 func Neutral(ev Event) agentevent.Event {
@@ -193,7 +194,7 @@ func Neutral(ev Event) agentevent.Event {
 	case PreCompress:
 		n.Trigger = ev.Trigger
 		if ev.Trigger == "manual" {
-			n.Kind = agentevent.PreCompact
+			n.Kind, n.Compacts = agentevent.PreCompact, true
 		}
 	case AfterAgent:
 		n.Kind, n.Continued = agentevent.TurnEnd, true
