@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 )
 
 // Gemini is a scripted stand-in for the Gemini API (generativelanguage), for
@@ -38,28 +37,17 @@ import (
 // it asks for JSON, Summary otherwise. Every request is recorded.
 type Gemini struct {
 	*httptest.Server
-
-	mu       sync.Mutex
-	script   []Turn
-	next     int
-	requests []Request
-	fallback Turn
-	summary  string
-	tokens   int
+	script
+	summary string
+	tokens  int
 }
 
 // NewGemini starts a Gemini API server. Close it when done.
 func NewGemini() *Gemini {
-	s := &Gemini{fallback: Say("done"), tokens: 100, summary: "<state_snapshot>summary of the conversation so far</state_snapshot>"}
+	s := &Gemini{tokens: 100, summary: "<state_snapshot>summary of the conversation so far</state_snapshot>"}
+	s.fallback = Say("done")
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
-}
-
-// Push appends turns to the script.
-func (s *Gemini) Push(turns ...Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, turns...)
 }
 
 // SetSummary sets the text side calls get (a compression's summary).
@@ -70,41 +58,13 @@ func (s *Gemini) SetSummary(text string) {
 }
 
 // SetPromptTokens sets the promptTokenCount every answer reports (100 by
-// default). The client compresses its history when the count of the last
-// answer passes its threshold, so a large count makes the next turn compress.
+// default) unless its turn says otherwise (Turn.InputTokens). The client
+// compresses its history when the count of the last answer passes its
+// threshold, so a large count makes the next turn compress.
 func (s *Gemini) SetPromptTokens(n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tokens = n
-}
-
-// Pending is the number of scripted turns not yet answered.
-func (s *Gemini) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.script) - s.next
-}
-
-// Requests returns a copy of every request so far.
-func (s *Gemini) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// AgentRequests returns the agent's requests (those that offered tools), from
-// index from on.
-func (s *Gemini) AgentRequests(from int) []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Agent {
-			out = append(out, r)
-		}
-	}
-	if from > len(out) {
-		from = len(out)
-	}
-	return out[from:]
 }
 
 type geminiRequest struct {
@@ -143,27 +103,22 @@ func (s *Gemini) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Agent = len(gr.Tools) > 0
-	var parts []map[string]any
+	turn, _ := s.answer(&req, Turn{})
 	s.mu.Lock()
-	tokens := s.tokens
-	if req.Agent {
-		turn := s.fallback
-		if s.next < len(s.script) {
-			turn = s.script[s.next]
-			req.Turn = s.next
-			s.next++
-		}
+	tokens, summary := s.tokens, s.summary
+	s.mu.Unlock()
+	var parts []map[string]any
+	switch {
+	case req.Agent:
 		parts = turn.geminiParts()
 		if turn.InputTokens > 0 {
 			tokens = turn.InputTokens
 		}
-	} else if gr.GenerationConfig.ResponseMimeType == "application/json" {
+	case gr.GenerationConfig.ResponseMimeType == "application/json":
 		parts = []map[string]any{{"text": sideJSON(gr.GenerationConfig.ResponseJSON, gr.GenerationConfig.ResponseSchema)}}
-	} else {
-		parts = []map[string]any{{"text": s.summary}}
+	default:
+		parts = []map[string]any{{"text": summary}}
 	}
-	s.requests = append(s.requests, req)
-	s.mu.Unlock()
 	resp := map[string]any{
 		"candidates": []any{map[string]any{
 			"content":      map[string]any{"role": "model", "parts": parts},
@@ -225,12 +180,6 @@ func sideJSON(schemas ...json.RawMessage) string {
 		return string(b)
 	}
 	return "{}"
-}
-
-func (s *Gemini) record(r Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, r)
 }
 
 // geminiParts renders a turn as Gemini content parts: its text, then one
