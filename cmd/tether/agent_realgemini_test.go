@@ -108,48 +108,16 @@ const geminiUserSettings = `{
 func newGCEnv(t *testing.T) *gcEnv {
 	t.Helper()
 	gemini := geminiBin(t)
-	root := t.TempDir()
-	e := &gcEnv{gemini: gemini, rcEnv: &rcEnv{home: filepath.Join(root, "home"), capture: filepath.Join(root, "capture")}}
-	e.arEnv = &arEnv{t: t, ws: filepath.Join(root, "ws"), out: filepath.Join(root, "out"), counts: filepath.Join(root, "counts")}
-	wrap := filepath.Join(root, "wrap")
-	for _, d := range []string{e.ws, e.out, e.counts, filepath.Join(e.home, ".gemini"), e.capture, wrap} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	e.wrapper = filepath.Join(wrap, "tether")
-	if err := os.WriteFile(e.wrapper, []byte(captureWrapper), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	e.write(filepath.Join(e.home, ".gemini", "settings.json"), geminiUserSettings)
-	e.gmodel = fakemodel.NewGemini()
-	t.Cleanup(e.gmodel.Close)
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		// GITHUB_SHA (or SURFACE=Github) makes Gemini CLI strip the hooks'
-		// environment to an allowlist, TETHER_* included.
-		if strings.HasPrefix(k, "TETHER_") || strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "GEMINI_") || strings.HasPrefix(k, "GOOGLE_") ||
-			strings.HasPrefix(k, "GITHUB_") || k == "SURFACE" || k == "PATH" || k == "HOME" {
-			continue
-		}
-		e.env = append(e.env, kv)
-	}
-	e.env = append(e.env,
-		"PATH="+wrap+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"HOME="+e.home,
-		"TETHER_HOME="+filepath.Join(root, "tether-home"),
-		"TETHER_TEST_REAL="+tetherBin, "TETHER_TEST_CAPTURE="+e.capture,
-		"GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@example.invalid",
-		"GIT_COMMITTER_NAME=agent", "GIT_COMMITTER_EMAIL=agent@example.invalid",
+	model := fakemodel.NewGemini()
+	t.Cleanup(model.Close)
+	// GITHUB_SHA (or SURFACE=Github) makes Gemini CLI strip the hooks'
+	// environment to an allowlist, TETHER_* included.
+	e := &gcEnv{gemini: gemini, gmodel: model, rcEnv: newClientEnv(t, []string{"GEMINI_", "GOOGLE_", "GITHUB_", "SURFACE"},
 		// The client talks to the fake model and to nothing else.
-		"GEMINI_API_KEY=dummy-test-key", "GOOGLE_GEMINI_BASE_URL="+e.gmodel.URL,
+		"GEMINI_API_KEY=dummy-test-key", "GOOGLE_GEMINI_BASE_URL="+model.URL,
 		"GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_TELEMETRY_ENABLED=false", "NO_COLOR=1",
-	)
-	e.git("init", "-q")
-	e.write("README.md", "workspace\n")
-	e.git("add", ".")
-	e.git("commit", "-q", "-m", "init")
-	t.Cleanup(e.stop)
+	)}
+	e.write(filepath.Join(e.home, ".gemini", "settings.json"), geminiUserSettings)
 	return e
 }
 
@@ -181,24 +149,7 @@ func (e *gcEnv) geminiCmd(args ...string) *exec.Cmd {
 
 func (e *gcEnv) geminiRun(args ...string) string {
 	e.t.Helper()
-	cmd := e.geminiCmd(args...)
-	var out, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &stderr
-	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
-	}
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			e.t.Fatalf("gemini %v: %v\n%s\n%s", args, err, stderr.String(), out.String())
-		}
-	case <-time.After(3 * time.Minute):
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		e.t.Fatalf("gemini %v did not finish\n%s", args, out.String())
-	}
-	return out.String()
+	return runClient(e.t, e.geminiCmd(args...))
 }
 
 // geminiUserText is the last user turn of a Gemini API request (its parts
