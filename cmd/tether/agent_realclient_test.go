@@ -206,9 +206,9 @@ func (e *rcEnv) claudeRun(args ...string) {
 	runClient(e.t, e.claudeCmd(args...))
 }
 
-// runClient runs a client's command to its end, at most 3 minutes, and
-// returns its stdout; a failure fails the test with its output.
-func runClient(t *testing.T, cmd *exec.Cmd) string {
+// runClient runs a client's command to its end, at most 3 minutes; a
+// failure fails the test with its output.
+func runClient(t *testing.T, cmd *exec.Cmd) {
 	t.Helper()
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
@@ -226,7 +226,6 @@ func runClient(t *testing.T, cmd *exec.Cmd) string {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		t.Fatalf("%s %v did not finish\n%s", filepath.Base(cmd.Path), cmd.Args[1:], out.String())
 	}
-	return out.String()
 }
 
 // captured are the hook inputs the client sent, in order.

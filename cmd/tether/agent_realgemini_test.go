@@ -147,9 +147,9 @@ func (e *gcEnv) geminiCmd(args ...string) *exec.Cmd {
 	return cmd
 }
 
-func (e *gcEnv) geminiRun(args ...string) string {
+func (e *gcEnv) geminiRun(args ...string) {
 	e.t.Helper()
-	return runClient(e.t, e.geminiCmd(args...))
+	runClient(e.t, e.geminiCmd(args...))
 }
 
 // geminiUserText is the last user turn of a Gemini API request (its parts

@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -341,7 +342,8 @@ func indented(text []byte, member bool, prefix, unit string) (string, error) {
 				end++
 			}
 		}
-		head, text = append(text[:end+1:end+1], ": "...), text[end+2:]
+		head = append(slices.Clip(text[:end+1]), ": "...)
+		text = text[end+2:]
 	}
 	if unit == "" {
 		return string(head) + string(text), nil
