@@ -17,7 +17,9 @@ limitations under the License.
 package jsonc
 
 import (
+	"bytes"
 	"cmp"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -117,4 +119,35 @@ func find(t *testing.T, doc string, path []string) *Value {
 		v = v.Get(k)
 	}
 	return v
+}
+
+// FuzzParse: Parse never panics, Strip keeps every offset and line, and an
+// accepted document's spans hold what encoding/json reads there.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"{}", "// c\n{\"a\": [1, {\"b\": \"/*\"}] /* x\n */}", "[1,]", "{\"a\":1,\"a\":2}", "/* open", `"x"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		plain, err := Strip(data)
+		if err == nil && (len(plain) != len(data) || bytes.Count(plain, []byte{'\n'}) != bytes.Count(data, []byte{'\n'})) {
+			t.Fatalf("Strip changed offsets: %q -> %q", data, plain)
+		}
+		v, err := Parse(data)
+		if err != nil {
+			return
+		}
+		var walk func(v *Value)
+		walk = func(v *Value) {
+			if !json.Valid(plain[v.Start:v.End]) {
+				t.Fatalf("span %d-%d of %q is not a value", v.Start, v.End, data)
+			}
+			for _, m := range v.Members {
+				walk(m.Value)
+			}
+			for _, e := range v.Elems {
+				walk(e)
+			}
+		}
+		walk(v)
+	})
 }
