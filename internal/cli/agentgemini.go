@@ -18,6 +18,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/tether-dev/tether/internal/agent/geminihook"
 	"github.com/tether-dev/tether/internal/agent/geminisettings"
@@ -38,9 +39,14 @@ func init() {
 
 // editGemini installs (or uninstalls) tether's entries in Gemini CLI's
 // settings file of the scope; the hooks run `tether agent hook --agent
-// gemini`.
+// gemini`. The user scope is under $GEMINI_CLI_HOME when set, as Gemini
+// CLI reads it.
 func editGemini(req agentEdit) (agentEditResult, error) {
-	path, err := geminisettings.Path(geminisettings.Scope(req.Scope), req.Dir, req.Home)
+	home := req.Home
+	if h := os.Getenv("GEMINI_CLI_HOME"); h != "" {
+		home = h
+	}
+	path, err := geminisettings.Path(geminisettings.Scope(req.Scope), req.Dir, home)
 	if err != nil {
 		return agentEditResult{}, fmt.Errorf("--%w", err)
 	}

@@ -101,7 +101,7 @@ func Path(scope Scope, dir, home string) (string, error) {
 		}
 		return filepath.Join(home, ".gemini", "settings.json"), nil
 	default:
-		return "", fmt.Errorf("scope: unknown value %q: want project or user", scope)
+		return "", fmt.Errorf("scope: unknown value %q for gemini: want project or user", scope)
 	}
 }
 
