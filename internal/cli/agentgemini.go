@@ -31,7 +31,7 @@ func init() {
 		Adapter: geminihook.Adapter{},
 		Scopes: []agentScope{
 			{Name: string(geminisettings.ScopeProject), File: "DIR/.gemini/settings.json"},
-			{Name: string(geminisettings.ScopeUser), File: "~/.gemini/settings.json"},
+			{Name: string(geminisettings.ScopeUser), File: "$GEMINI_CLI_HOME/.gemini/settings.json, default ~/.gemini/settings.json"},
 		},
 		Edit: editGemini,
 	})
