@@ -68,6 +68,7 @@ test: verify-generated vet envtest ## Run every test: unit, envtest, end to end 
 test-agents-latest: ## Rerun the real-client acceptance tests against the newest published clients (the pinned ones are in hack/agents/install.sh).
 	TETHER_CLAUDE_CODE_VERSION=latest go test -count=1 -run '^TestRealClaudeCode' ./cmd/tether/
 	TETHER_CODEX_VERSION=latest go test -count=1 -run '^TestRealCodex' ./cmd/tether/
+	TETHER_GEMINI_CLI_VERSION=latest go test -count=1 -run '^TestRealGeminiCLI' ./cmd/tether/
 
 .PHONY: fuzz
 fuzz: ## Run every fuzz target for FUZZ_ITERATIONS inputs each (STORE_FUZZ_ITERATIONS for store files).

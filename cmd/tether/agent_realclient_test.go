@@ -106,8 +106,29 @@ exec "$TETHER_TEST_REAL" "$@"
 func newRCEnv(t *testing.T) *rcEnv {
 	t.Helper()
 	claude := claudeBin(t)
+	model := fakemodel.New()
+	t.Cleanup(model.Close)
+	e := newClientEnv(t, []string{"ANTHROPIC_", "CLAUDE"},
+		// The client talks to the fake model and to nothing else.
+		"ANTHROPIC_BASE_URL="+model.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy",
+		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1",
+		"DISABLE_ERROR_REPORTING=1", "DISABLE_BUG_COMMAND=1", "DISABLE_COST_WARNINGS=1",
+		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1", "CLAUDE_CODE_ENABLE_TELEMETRY=0", "BASH_DEFAULT_TIMEOUT_MS=300000",
+	)
+	e.claude, e.model = claude, model
+	return e
+}
+
+// newClientEnv is what every real client's test starts from: a workspace
+// holding a git repository with one commit, the wrapper (named tether,
+// first on PATH) recording each hook input, HOME and TETHER_HOME in the
+// test's directory, git's identity, and this process's environment
+// without PATH, HOME and the variables whose names start with TETHER_,
+// GIT_ or one of skip (the agent's own). env comes last.
+func newClientEnv(t *testing.T, skip []string, env ...string) *rcEnv {
+	t.Helper()
 	root := t.TempDir()
-	e := &rcEnv{claude: claude, home: filepath.Join(root, "home"), capture: filepath.Join(root, "capture")}
+	e := &rcEnv{home: filepath.Join(root, "home"), capture: filepath.Join(root, "capture")}
 	e.arEnv = &arEnv{t: t, ws: filepath.Join(root, "ws"), out: filepath.Join(root, "out"), counts: filepath.Join(root, "counts")}
 	wrap := filepath.Join(root, "wrap")
 	for _, d := range []string{e.ws, e.out, e.counts, e.home, e.capture, wrap} {
@@ -119,11 +140,10 @@ func newRCEnv(t *testing.T) *rcEnv {
 	if err := os.WriteFile(e.wrapper, []byte(captureWrapper), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e.model = fakemodel.New()
-	t.Cleanup(e.model.Close)
+	skip = append(skip, "TETHER_", "GIT_")
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "TETHER_") || strings.HasPrefix(k, "GIT_") || strings.HasPrefix(k, "ANTHROPIC_") || strings.HasPrefix(k, "CLAUDE") || k == "PATH" || k == "HOME" {
+		if k == "PATH" || k == "HOME" || slices.ContainsFunc(skip, func(p string) bool { return strings.HasPrefix(k, p) }) {
 			continue
 		}
 		e.env = append(e.env, kv)
@@ -135,12 +155,8 @@ func newRCEnv(t *testing.T) *rcEnv {
 		"TETHER_TEST_REAL="+tetherBin, "TETHER_TEST_CAPTURE="+e.capture, "TETHER_TEST_TIME_VERSION=1",
 		"GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@example.invalid",
 		"GIT_COMMITTER_NAME=agent", "GIT_COMMITTER_EMAIL=agent@example.invalid",
-		// The client talks to the fake model and to nothing else.
-		"ANTHROPIC_BASE_URL="+e.model.URL, "ANTHROPIC_API_KEY=sk-ant-test-dummy",
-		"DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_TELEMETRY=1",
-		"DISABLE_ERROR_REPORTING=1", "DISABLE_BUG_COMMAND=1", "DISABLE_COST_WARNINGS=1",
-		"CLAUDE_CODE_DISABLE_TERMINAL_TITLE=1", "CLAUDE_CODE_ENABLE_TELEMETRY=0", "BASH_DEFAULT_TIMEOUT_MS=300000",
 	)
+	e.env = append(e.env, env...)
 	e.git("init", "-q")
 	e.write("README.md", "workspace\n")
 	e.git("add", ".")
@@ -187,22 +203,28 @@ func (e *rcEnv) claudeCmd(args ...string) *exec.Cmd {
 
 func (e *rcEnv) claudeRun(args ...string) {
 	e.t.Helper()
-	cmd := e.claudeCmd(args...)
+	runClient(e.t, e.claudeCmd(args...))
+}
+
+// runClient runs a client's command to its end, at most 3 minutes; a
+// failure fails the test with its output.
+func runClient(t *testing.T, cmd *exec.Cmd) {
+	t.Helper()
 	var out, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &stderr
 	done := make(chan error, 1)
 	if err := cmd.Start(); err != nil {
-		e.t.Fatal(err)
+		t.Fatal(err)
 	}
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
 		if err != nil {
-			e.t.Fatalf("claude %v: %v\n%s\n%s", args, err, stderr.String(), out.String())
+			t.Fatalf("%s %v: %v\n%s\n%s", filepath.Base(cmd.Path), cmd.Args[1:], err, stderr.String(), out.String())
 		}
 	case <-time.After(3 * time.Minute):
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		e.t.Fatalf("claude %v did not finish\n%s", args, out.String())
+		t.Fatalf("%s %v did not finish\n%s", filepath.Base(cmd.Path), cmd.Args[1:], out.String())
 	}
 }
 

@@ -6,18 +6,18 @@
 #   hack/agents/install.sh                    Claude Code, the pinned version below
 #   hack/agents/install.sh latest             Claude Code, the newest published version
 #   hack/agents/install.sh AGENT [VERSION|latest]
-#                                             AGENT is claude or codex
+#                                             AGENT is claude, codex or gemini
 #
 # It prints the path of the agent's executable. Node and npm come from the
-# distribution's packages when absent. Each client is a native executable
-# inside its package (an optional dependency for Codex), so the Node version
-# matters only to npm itself.
+# distribution's packages when absent. Claude Code and Codex are native
+# executables inside their packages (an optional dependency for Codex), so
+# the Node version matters only to npm itself; Gemini CLI runs on Node.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 agent=claude
 case ${1:-} in
-claude | codex) agent=$1; shift ;;
+claude | codex | gemini) agent=$1; shift ;;
 esac
 
 case $agent in
@@ -47,6 +47,18 @@ codex)
   # npm skips a failed optional dependency silently: check it is there.
   native=$pkg-linux-x64
   [[ $(uname -m) == aarch64 || $(uname -m) == arm64 ]] && native=$pkg-linux-arm64
+  ;;
+gemini)
+  # Upgrading the pinned client is this one line. 0.61.0 has the hooks
+  # tether installs (on by default) and reads GOOGLE_GEMINI_BASE_URL; its
+  # engines ask for Node >=20.
+  GEMINI_CLI_VERSION=0.61.0
+  pinned=$GEMINI_CLI_VERSION
+  pkg=@google/gemini-cli
+  dir=gemini-cli
+  prefix_env=${GEMINI_CLI_PREFIX:-}
+  bin=gemini
+  native=""
   ;;
 esac
 

@@ -112,6 +112,9 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, agent string, in io.Rea
 		warn("%v", err)
 		return 0
 	}
+	if r, ok := kind.Adapter.(agentevent.Refiner); ok {
+		r.Refine(&ev, getenv)
+	}
 	background := getenv(backgroundEnv) == "1" && ev.Kind == agentevent.PreCompact
 	if ctx == nil {
 		ctx = context.Background()

@@ -101,6 +101,10 @@ type Event struct {
 	Continued bool
 	// Trigger is PreCompact's (or PostCompact's) cause: manual or auto.
 	Trigger string
+	// Compacts is PreCompact's when the agent compacts right after it and
+	// reports nothing afterwards (Gemini CLI): the compaction is counted
+	// then, not at a PostCompact or a SessionStart that never comes.
+	Compacts bool
 	// Reason is SessionEnd's cause, as the agent reports it.
 	Reason string
 }
@@ -139,6 +143,14 @@ type Adapter interface {
 	Decode(data []byte, getenv func(string) string) (Event, error)
 	// Render is the output of ans to ev in the agent's protocol.
 	Render(ev Event, ans Answer) Output
+}
+
+// Refiner is an Adapter whose events need more than their JSON to
+// translate (Gemini CLI's PreCompress needs the session's transcript to say
+// whether a compression follows). Refine runs after Decode, may read files,
+// and changes ev; what it cannot read leaves ev as it was.
+type Refiner interface {
+	Refine(ev *Event, getenv func(string) string)
 }
 
 // DisableEnv is the environment variable that turns every hook answer into a

@@ -18,9 +18,14 @@ package agentsession_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/agentevent"
@@ -100,5 +105,75 @@ func TestServeNeutralEvents(t *testing.T) {
 	e.serve(agent(agentevent.Event{Kind: agentevent.SessionEnd, Reason: "exit"}))
 	if s := e.hook(key).Status.AgentSession; s.EndedAt == nil || s.EndReason != "exit" || s.Agent != "codex" {
 		t.Fatalf("after SessionEnd: %+v", s)
+	}
+}
+
+// TestServePromptStartsTheCountAgain: an agent whose every end of turn is
+// Continued (Gemini CLI) reaches the cap of continuations in a row only
+// without a person's prompt in between; its own continuation submitted as a
+// prompt (Continued) does not start the count again.
+func TestServePromptStartsTheCountAgain(t *testing.T) {
+	e := newEnv(t)
+	h := &v1.Hook{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task"}, Spec: v1.HookSpec{Goal: "g", Workspace: e.ws}}
+	for i := range 8 {
+		h.Spec.Steps = append(h.Spec.Steps, v1.Step{Name: fmt.Sprintf("s%d", i)})
+	}
+	if err := e.c.Create(context.Background(), h); err != nil {
+		t.Fatal(err)
+	}
+	key := client.ObjectKeyFromObject(h)
+	e.apply(key, hookfsm.Initialize)
+	e.apply(key, hookfsm.Begin)
+	turnEnd := func() agentevent.Answer {
+		return e.serve(agentevent.Event{Kind: agentevent.TurnEnd, Continued: true, Agent: "gemini"}).Reply
+	}
+	progress := func() { // the next step
+		e.apply(key, hookfsm.Validate)
+		e.apply(key, hookfsm.Pass)
+		e.apply(key, hookfsm.Begin)
+	}
+	e.serve(agentevent.Event{Kind: agentevent.SessionStart, Source: agentevent.SourceStartup, Agent: "gemini"})
+	continued := func(n int) {
+		t.Helper()
+		for i := 1; i <= n; i++ {
+			if a := turnEnd(); !a.Continue {
+				t.Fatalf("turn end %d: not continued (%+v)", i, a)
+			}
+			e.serve(agentevent.Event{Kind: agentevent.Prompt, Prompt: "tether: hook task is not finished", Continued: true, Agent: "gemini"})
+			progress()
+		}
+	}
+	e.serve(agentevent.Event{Kind: agentevent.Prompt, Prompt: "work on the task", Agent: "gemini"})
+	continued(1)
+	e.serve(agentevent.Event{Kind: agentevent.Prompt, Prompt: "go on", Agent: "gemini"})
+	if s := e.hook(key).Status.AgentSession; s.Continuations != 0 {
+		t.Fatalf("count after a person's prompt: %d, want 0", s.Continuations)
+	}
+	continued(3)
+	if a := turnEnd(); a.Continue {
+		t.Fatalf("past MaxConsecutive 3: continued")
+	}
+	if c := meta.FindStatusCondition(e.hook(key).Status.Conditions, v1.ConditionAgentLoop); c == nil || c.Reason != string(agentevent.EndConsecutiveCap) {
+		t.Fatalf("after the cap: condition %+v", c)
+	}
+}
+
+// TestServePreCompactThatCompacts: an agent with no event after its
+// compaction (Gemini CLI) has it counted at PreCompact; one that reports it
+// later is counted then, not twice.
+func TestServePreCompactThatCompacts(t *testing.T) {
+	e := newEnv(t)
+	key := e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
+	e.serve(agentevent.Event{Kind: agentevent.SessionStart, Source: agentevent.SourceStartup, Agent: "gemini"})
+	e.serve(agentevent.Event{Kind: agentevent.PreCompact, Trigger: "auto", Agent: "claude"})
+	if s := e.hook(key).Status.AgentSession; s.Compactions != 0 {
+		t.Fatalf("a PreCompact that may give up counted: %+v", s)
+	}
+	e.serve(agentevent.Event{Kind: agentevent.PreCompact, Trigger: "auto", Compacts: true, Agent: "gemini"})
+	if s := e.hook(key).Status.AgentSession; s.Compactions != 1 || s.LastCompactedAt == nil {
+		t.Fatalf("after a PreCompact that compacts: %+v", s)
+	}
+	if lc := e.hook(key).Status.LastCheckpoint; lc == nil || lc.Trigger != v1.TriggerPreCompact {
+		t.Fatalf("last checkpoint %+v, want pre_compact", lc)
 	}
 }

@@ -254,15 +254,23 @@ func truncate(s string, n int) string {
 // MaxHeartbeatInterval).
 func (h *handler) heartbeat(ctx context.Context) error {
 	now := h.opts.now()
+	// A person's prompt starts the count of continuations in a row again,
+	// for agents whose end of turn cannot say that a person spoke (Gemini
+	// CLI submits tether's continuation as a prompt of its own, Continued).
+	person := h.ev.Kind == agentevent.Prompt && !h.ev.Continued
 	_, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
-		if h.fresh(hook, now) {
+		s := hook.Status.AgentSession
+		reset := person && s != nil && s.SessionID == h.ev.SessionID && s.Continuations != 0
+		if h.fresh(hook, now) && !reset {
 			return false, nil
 		}
 		if !hook.Status.State.IsTerminal() {
 			// A heartbeat the state machine refuses changes nothing.
 			_, _ = hookwrite.Apply(hook, hookfsm.Input{Event: hookfsm.Heartbeat}, hookwrite.Options{Now: func() time.Time { return now }})
 		}
-		h.touch(hook, now)
+		if s := h.touch(hook, now); person {
+			s.Continuations = 0
+		}
 		return true, nil
 	})
 	return err
@@ -373,7 +381,11 @@ func (h *handler) preCompact(ctx context.Context) error {
 	}
 	now := h.opts.now()
 	_, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
-		h.touch(hook, now)
+		s := h.touch(hook, now)
+		if h.ev.Compacts {
+			s.Compactions++
+			s.LastCompactedAt = ptrTime(now)
+		}
 		return true, nil
 	})
 	return err

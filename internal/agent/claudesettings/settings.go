@@ -598,21 +598,33 @@ type Result struct {
 // A file that is not valid JSON is refused with a *ParseError and left as it
 // is. With opts.RecordDir, it records what it changed there, for Uninstall.
 func Install(path string, opts Options, dryRun bool) (Result, error) {
-	var created []string
-	res, err := edit(path, dryRun, true, func(name string, data []byte) ([]byte, error) {
+	return InstallFile(path, opts.RecordDir, dryRun, func(name string, data []byte) ([]byte, error) {
 		return Merge(name, data, opts)
-	}, func(res *Result) { created = missingDirs(filepath.Dir(res.Path)) })
-	if err != nil || dryRun || opts.RecordDir == "" || !res.Changed {
+	})
+}
+
+// EditFunc computes a hooks file's new content from its content (empty when
+// it does not exist); name is the file, for error messages.
+type EditFunc func(name string, data []byte) ([]byte, error)
+
+// InstallFile is Install with the merge of another agent's hooks file: it
+// writes what merge computes atomically (unless dryRun), creating the file
+// and its directory when missing, and with recordDir records what it
+// changed there, for UninstallFile to give the file back byte for byte.
+func InstallFile(path, recordDir string, dryRun bool, merge EditFunc) (Result, error) {
+	var created []string
+	res, err := edit(path, dryRun, true, merge, func(res *Result) { created = missingDirs(filepath.Dir(res.Path)) })
+	if err != nil || dryRun || recordDir == "" || !res.Changed {
 		return res, err
 	}
-	r := readRecord(opts.RecordDir, res.Path)
+	r := readRecord(recordDir, res.Path)
 	if r == nil || (res.Before != nil && !bytes.Equal(res.Before, r.Installed)) {
 		// A first install, or the file changed since the recorded one: what
 		// it held before this install is what uninstall gives back.
 		r = &record{Path: res.Path, Existed: res.Before != nil, Before: res.Before, CreatedDirs: created}
 	}
 	r.Installed = res.After
-	if err := writeRecord(opts.RecordDir, r); err != nil {
+	if err := writeRecord(recordDir, r); err != nil {
 		return res, err
 	}
 	return res, nil
@@ -630,11 +642,19 @@ func Uninstall(path, recordDir string, dryRun bool) (Result, error) {
 
 // UninstallDialect is Uninstall of the dialect's entries.
 func UninstallDialect(path, recordDir string, d *Dialect, dryRun bool) (Result, error) {
+	return UninstallFile(path, recordDir, dryRun, d.Remove)
+}
+
+// UninstallFile is Uninstall with the removal of another agent's hooks
+// file: the file goes back to what InstallFile's record holds when it is
+// still exactly what InstallFile wrote, and otherwise loses what remove
+// takes out.
+func UninstallFile(path, recordDir string, dryRun bool, remove EditFunc) (Result, error) {
 	res, err := edit(path, dryRun, false, func(name string, data []byte) ([]byte, error) {
 		if r := readRecord(recordDir, resolved(path)); r != nil && bytes.Equal(data, r.Installed) {
 			return nil, errRestore
 		}
-		return d.Remove(name, data)
+		return remove(name, data)
 	}, nil)
 	if errors.Is(err, errRestore) {
 		r := readRecord(recordDir, res.Path)
@@ -652,6 +672,10 @@ func UninstallDialect(path, recordDir string, d *Dialect, dryRun bool) (Result, 
 	return res, err
 }
 
+// IndentUnit is the indentation unit data uses: the whitespace before its
+// first indented line, two spaces when there is none.
+func IndentUnit(data []byte) string { return detectIndent(data) }
+
 // errRestore tells Uninstall that the record, not Remove, answers.
 var errRestore = errors.New("restore from the record")
 
@@ -662,7 +686,7 @@ func resolved(path string) string {
 	return path
 }
 
-func edit(path string, dryRun, create bool, f func(string, []byte) ([]byte, error), beforeWrite func(*Result)) (Result, error) {
+func edit(path string, dryRun, create bool, f EditFunc, beforeWrite func(*Result)) (Result, error) {
 	res := Result{Path: resolved(path)}
 	data, err := os.ReadFile(res.Path)
 	switch {

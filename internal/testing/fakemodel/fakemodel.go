@@ -22,6 +22,7 @@ limitations under the License.
 // actually sent to the model. Requests that carry no tools (the client's side
 // calls: titles, summaries of a compaction, quota probes) get a short text
 // answer and do not consume the script, unless the script says otherwise.
+// [Gemini] is the same for the Gemini API, which the Gemini CLI calls.
 package fakemodel
 
 import (
@@ -49,8 +50,9 @@ type Turn struct {
 	Text string
 	// Tools are the tool_use blocks, in order.
 	Tools []ToolUse
-	// InputTokens is the input usage the answer reports (Responses only: a
-	// large value makes Codex compact); 0 means 100.
+	// InputTokens is the input usage the answer reports (Responses and
+	// Gemini: a large value makes Codex compact and Gemini CLI compress);
+	// 0 means the server's default (100 unless Gemini.SetPromptTokens).
 	InputTokens int
 }
 
@@ -75,49 +77,41 @@ type Request struct {
 	Turn int
 }
 
-// Server is the fake API. Its methods are safe for concurrent use.
-type Server struct {
-	*httptest.Server
-
+// script is what every fake API keeps: the scripted turns, the answer once
+// they run out, and every request. Its methods are safe for concurrent use.
+type script struct {
 	mu       sync.Mutex
-	script   []Turn
+	turns    []Turn
 	next     int
 	requests []Request
-	// Fallback answers an agent request when the script is exhausted.
 	fallback Turn
 }
 
-// New starts a server. Close it when done.
-func New() *Server {
-	s := &Server{fallback: Say("done")}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
-	return s
-}
-
 // Push appends turns to the script.
-func (s *Server) Push(turns ...Turn) {
+func (s *script) Push(turns ...Turn) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.script = append(s.script, turns...)
+	s.turns = append(s.turns, turns...)
 }
 
 // Pending is the number of scripted turns not yet answered.
-func (s *Server) Pending() int {
+func (s *script) Pending() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.script) - s.next
+	return len(s.turns) - s.next
 }
 
 // Requests returns a copy of every request so far.
-func (s *Server) Requests() []Request {
+func (s *script) Requests() []Request {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Request(nil), s.requests...)
 }
 
-// AgentRequests returns the agent's /v1/messages requests, from index from on
-// (an index into this same list, so a test can take those after a point).
-func (s *Server) AgentRequests(from int) []Request {
+// AgentRequests returns the agent's requests (those that offered tools),
+// from index from on (an index into this same list, so a test can take
+// those after a point).
+func (s *script) AgentRequests(from int) []Request {
 	var out []Request
 	for _, r := range s.Requests() {
 		if r.Agent {
@@ -128,6 +122,45 @@ func (s *Server) AgentRequests(from int) []Request {
 		from = len(out)
 	}
 	return out[from:]
+}
+
+func (s *script) record(r Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, r)
+}
+
+// answer records req and returns its turn: for an agent request the next
+// scripted one (req.Turn says which) or the fallback, else side. n is the
+// number of requests so far.
+func (s *script) answer(req *Request, side Turn) (turn Turn, n int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	turn = side
+	if req.Agent {
+		turn = s.fallback
+		if s.next < len(s.turns) {
+			turn = s.turns[s.next]
+			req.Turn = s.next
+			s.next++
+		}
+	}
+	s.requests = append(s.requests, *req)
+	return turn, len(s.requests)
+}
+
+// Server is the fake Anthropic API. Its methods are safe for concurrent use.
+type Server struct {
+	*httptest.Server
+	script
+}
+
+// New starts a server. Close it when done.
+func New() *Server {
+	s := &Server{}
+	s.fallback = Say("done")
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return s
 }
 
 type messagesRequest struct {
@@ -156,24 +189,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Agent = len(mr.Tools) > 0
-	turn := Say("ok")
-	if req.Agent {
-		s.mu.Lock()
-		turn = s.fallback
-		if s.next < len(s.script) {
-			turn = s.script[s.next]
-			req.Turn = s.next
-			s.next++
-		}
-		s.requests = append(s.requests, req)
-		s.mu.Unlock()
-	} else {
-		s.record(req)
-	}
+	turn, n := s.answer(&req, Say("ok"))
 	if mr.Model == "" {
 		mr.Model = "claude-fake"
 	}
-	msgID := fmt.Sprintf("msg_fake_%d", len(s.Requests()))
+	msgID := fmt.Sprintf("msg_fake_%d", n)
 	blocks := turn.blocks(msgID)
 	stop := "end_turn"
 	if len(turn.Tools) > 0 {
@@ -219,12 +239,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	send("message_delta", map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": stop, "stop_sequence": nil}, "usage": map[string]any{"output_tokens": 10}})
 	send("message_stop", map[string]any{"type": "message_stop"})
-}
-
-func (s *Server) record(r Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, r)
 }
 
 func (t Turn) blocks(msgID string) []map[string]any {

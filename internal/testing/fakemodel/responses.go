@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 )
 
 // Responses is a scripted stand-in for the OpenAI Responses API, for tests
@@ -38,55 +37,15 @@ import (
 // use.
 type Responses struct {
 	*httptest.Server
-
-	mu       sync.Mutex
-	script   []Turn
-	next     int
-	requests []Request
-	fallback Turn
+	script
 }
 
 // NewResponses starts a Responses server. Close it when done.
 func NewResponses() *Responses {
-	s := &Responses{fallback: Say("done")}
+	s := &Responses{}
+	s.fallback = Say("done")
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	return s
-}
-
-// Push appends turns to the script.
-func (s *Responses) Push(turns ...Turn) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.script = append(s.script, turns...)
-}
-
-// Pending is the number of scripted turns not yet answered.
-func (s *Responses) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.script) - s.next
-}
-
-// Requests returns a copy of every request so far.
-func (s *Responses) Requests() []Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Request(nil), s.requests...)
-}
-
-// AgentRequests returns the agent's /v1/responses requests (those that
-// offered tools), from index from on.
-func (s *Responses) AgentRequests(from int) []Request {
-	var out []Request
-	for _, r := range s.Requests() {
-		if r.Agent {
-			out = append(out, r)
-		}
-	}
-	if from > len(out) {
-		from = len(out)
-	}
-	return out[from:]
 }
 
 type responsesRequest struct {
@@ -132,19 +91,7 @@ func (s *Responses) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	req.Agent = len(rr.Tools) > 0
-	turn := Say("ok")
-	s.mu.Lock()
-	if req.Agent {
-		turn = s.fallback
-		if s.next < len(s.script) {
-			turn = s.script[s.next]
-			req.Turn = s.next
-			s.next++
-		}
-	}
-	s.requests = append(s.requests, req)
-	n := len(s.requests)
-	s.mu.Unlock()
+	turn, n := s.answer(&req, Say("ok"))
 
 	respID := fmt.Sprintf("resp_fake_%d", n)
 	var items []map[string]any
@@ -202,10 +149,4 @@ func (s *Responses) serve(w http.ResponseWriter, r *http.Request) {
 			"total_tokens": in + 10,
 		},
 	}})
-}
-
-func (s *Responses) record(r Request) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.requests = append(s.requests, r)
 }
