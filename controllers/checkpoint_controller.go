@@ -84,6 +84,8 @@ type CheckpointReconciler struct {
 	VerifyPeriod time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	refs refLooks
 }
 
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=list;watch;update;delete
@@ -176,7 +178,7 @@ func (r *CheckpointReconciler) setReady(ctx context.Context, cp *v1.Checkpoint) 
 	case g == nil || g.SnapshotRef == "" || g.SnapshotCommit == "":
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1.ReasonSnapshotMissing, "the checkpoint records no snapshot ref and commit"
 	default:
-		err := snapshot.Verify(ctx, cp.Spec.Workspace, g.SnapshotRef, g.SnapshotCommit)
+		err := r.refs.verify(ctx, r.now(), min(refLookMaxAge, r.verifyPeriod()/2), cp.Spec.Workspace, g.SnapshotRef, g.SnapshotCommit)
 		switch {
 		case err == nil:
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, v1.ReasonSnapshotRecorded,

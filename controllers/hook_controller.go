@@ -221,7 +221,7 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 }
 
 // hookReconcilers is how many Hooks the Hook reconciler works on at once.
-const hookReconcilers = 4
+const hookReconcilers = 12
 
 // recoveryFileStatus is the path status.recoveryFile records for hook:
 // relative to RecoveryFileBase when it is set and holds the file.

@@ -301,11 +301,28 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 		}
 	}
 	saveHeap("sync")
+	cpuSaved := make(chan struct{})
+	if profiles != "" {
+		go func() {
+			defer close(cpuSaved)
+			saveCPUProfile(b, pprofAddr, filepath.Join(profiles, args[1][2:]+"-wave-cpu.pb.gz"), 10*time.Second)
+		}()
+		go func() {
+			time.Sleep(5 * time.Second)
+			for i := range 3 {
+				saveGoroutines(b, pprofAddr, filepath.Join(profiles, fmt.Sprintf("%s-wave-goroutines-%d.txt", args[1][2:], i)))
+				time.Sleep(500 * time.Millisecond)
+			}
+		}()
+	} else {
+		close(cpuSaved)
+	}
 	wave, ok := seen.waitFirst(operatorScaleHooks, 15*time.Minute)
 	if !ok {
 		b.Fatalf("tether %v: only %d of %d Hooks reconciled:\n%s", args, seen.firstCount(), operatorScaleHooks, log.String())
 	}
 	res.wave = wave.Sub(start)
+	<-cpuSaved
 
 	var latencies []time.Duration
 	for i := 0; i < max(b.N, operatorScaleEdits); i++ {
@@ -357,7 +374,9 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 // each tether run and saves its heap profile there at sync and settled, as
 // store-sync.pb.gz, store-settled.pb.gz, cluster-sync.pb.gz and
 // cluster-settled.pb.gz (`go tool pprof -sample_index=inuse_space` or
-// alloc_space), each beside its text form (.txt).
+// alloc_space), each beside its text form (.txt), and the CPU profile of
+// the first 10 s after sync, the start-up wave, as store-wave-cpu.pb.gz and
+// cluster-wave-cpu.pb.gz.
 const scaleProfilesEnv = "TETHER_SCALE_PROFILES"
 
 // freeLocalAddr is a loopback address whose port was free a moment ago.
@@ -398,6 +417,45 @@ func saveHeapProfile(b *testing.B, addr, base string) {
 		if err := os.WriteFile(f.path, data, 0o644); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// saveCPUProfile writes the CPU profile of the next d served at addr to
+// path. It reports failures with Error, not Fatal: it runs on its own
+// goroutine.
+func saveCPUProfile(b *testing.B, addr, path string, d time.Duration) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Errorf("CPU profile from %s: %v %s", addr, err, resp.Status)
+		return
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Error(err)
+	}
+}
+
+// saveGoroutines writes the goroutines served at addr, grouped by stack,
+// to path: where the start-up wave's reconciles wait.
+func saveGoroutines(b *testing.B, addr, path string) {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Error(err)
 	}
 }
 
