@@ -168,7 +168,7 @@ func (r *HookReconciler) writeRecoveryFile(ctx context.Context, hook *v1.Hook) e
 		return nil
 	}
 	// The last checkpoint and the timeline come from the Hook's Checkpoints.
-	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook)
+	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook, client.MatchingFields{recoveryfile.CheckpointHookNameField: hook.Name})
 	if err != nil {
 		return fmt.Errorf("listing the checkpoints of hook %s/%s: %w", hook.Namespace, hook.Name, err)
 	}
@@ -201,6 +201,9 @@ func (r *HookReconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1.Hook{}, HookAssigneeField, indexHookAssignee); err != nil {
 		return fmt.Errorf("indexing hooks by %s: %w", HookAssigneeField, err)
+	}
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1.Checkpoint{}, recoveryfile.CheckpointHookNameField, recoveryfile.IndexCheckpointHookName); err != nil {
+		return fmt.Errorf("indexing checkpoints by %s: %w", recoveryfile.CheckpointHookNameField, err)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Hook{}).
