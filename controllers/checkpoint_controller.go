@@ -131,12 +131,7 @@ func (r *CheckpointReconciler) prune(ctx context.Context, cp *v1.Checkpoint) (bo
 	}
 	limit := int(r.Config.Effective(&hook.Spec).MaxCheckpoints)
 	list := &v1.CheckpointList{}
-	var opts []client.ListOption
-	opts = append(opts, client.InNamespace(cp.Namespace))
-	if cp.Labels[checkpoint.HookLabel] == hook.Name {
-		opts = append(opts, client.MatchingLabels{checkpoint.HookLabel: hook.Name})
-	}
-	if err := r.Client.List(ctx, list, opts...); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(cp.Namespace), ofHook(hook)); err != nil {
 		return false, err
 	}
 	var live []*v1.Checkpoint
@@ -271,6 +266,9 @@ func (r *CheckpointReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *CheckpointReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
+	if err := indexCheckpointsByHook(mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Checkpoint{}).
 		// A change of a Hook's spec (maxCheckpoints) prunes through its

@@ -168,7 +168,7 @@ func (r *HookReconciler) writeRecoveryFile(ctx context.Context, hook *v1.Hook) e
 		return nil
 	}
 	// The last checkpoint and the timeline come from the Hook's Checkpoints.
-	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook, client.MatchingFields{recoveryfile.CheckpointHookNameField: hook.Name})
+	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook, ofHook(hook))
 	if err != nil {
 		return fmt.Errorf("listing the checkpoints of hook %s/%s: %w", hook.Namespace, hook.Name, err)
 	}
@@ -202,8 +202,8 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1.Hook{}, HookAssigneeField, indexHookAssignee); err != nil {
 		return fmt.Errorf("indexing hooks by %s: %w", HookAssigneeField, err)
 	}
-	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1.Checkpoint{}, recoveryfile.CheckpointHookNameField, recoveryfile.IndexCheckpointHookName); err != nil {
-		return fmt.Errorf("indexing checkpoints by %s: %w", recoveryfile.CheckpointHookNameField, err)
+	if err := indexCheckpointsByHook(mgr); err != nil {
+		return err
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Hook{}).
