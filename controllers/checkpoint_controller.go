@@ -84,6 +84,8 @@ type CheckpointReconciler struct {
 	VerifyPeriod time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	refs refLooks
 }
 
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=list;watch;update;delete
@@ -129,12 +131,7 @@ func (r *CheckpointReconciler) prune(ctx context.Context, cp *v1.Checkpoint) (bo
 	}
 	limit := int(r.Config.Effective(&hook.Spec).MaxCheckpoints)
 	list := &v1.CheckpointList{}
-	var opts []client.ListOption
-	opts = append(opts, client.InNamespace(cp.Namespace))
-	if cp.Labels[checkpoint.HookLabel] == hook.Name {
-		opts = append(opts, client.MatchingLabels{checkpoint.HookLabel: hook.Name})
-	}
-	if err := r.Client.List(ctx, list, opts...); err != nil {
+	if err := r.Client.List(ctx, list, client.InNamespace(cp.Namespace), ofHook(hook)); err != nil {
 		return false, err
 	}
 	var live []*v1.Checkpoint
@@ -176,7 +173,7 @@ func (r *CheckpointReconciler) setReady(ctx context.Context, cp *v1.Checkpoint) 
 	case g == nil || g.SnapshotRef == "" || g.SnapshotCommit == "":
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1.ReasonSnapshotMissing, "the checkpoint records no snapshot ref and commit"
 	default:
-		err := snapshot.Verify(ctx, cp.Spec.Workspace, g.SnapshotRef, g.SnapshotCommit)
+		err := r.refs.verify(ctx, r.now(), min(refLookMaxAge, r.verifyPeriod()/2), cp.Spec.Workspace, g.SnapshotRef, g.SnapshotCommit)
 		switch {
 		case err == nil:
 			cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, v1.ReasonSnapshotRecorded,
@@ -269,6 +266,9 @@ func (r *CheckpointReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *CheckpointReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
+	if err := indexCheckpointsByHook(mgr); err != nil {
+		return err
+	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Checkpoint{}).
 		// A change of a Hook's spec (maxCheckpoints) prunes through its

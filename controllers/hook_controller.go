@@ -169,7 +169,7 @@ func (r *HookReconciler) writeRecoveryFile(ctx context.Context, hook *v1.Hook) e
 		return nil
 	}
 	// The last checkpoint and the timeline come from the Hook's Checkpoints.
-	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook)
+	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook, ofHook(hook))
 	if err != nil {
 		return fmt.Errorf("listing the checkpoints of hook %s/%s: %w", hook.Namespace, hook.Name, err)
 	}
@@ -203,6 +203,9 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &v1.Hook{}, HookAssigneeField, indexHookAssignee); err != nil {
 		return fmt.Errorf("indexing hooks by %s: %w", HookAssigneeField, err)
 	}
+	if err := indexCheckpointsByHook(mgr); err != nil {
+		return err
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Hook{}).
 		Named("hook").
@@ -222,7 +225,7 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 }
 
 // hookReconcilers is how many Hooks the Hook reconciler works on at once.
-const hookReconcilers = 4
+const hookReconcilers = 12
 
 // recoveryFileStatus is the path status.recoveryFile records for hook:
 // relative to RecoveryFileBase when it is set and holds the file.

@@ -52,6 +52,8 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/controllers"
+	"github.com/tether-dev/tether/internal/agent/checkpoint"
+	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/testing/testenv"
@@ -63,6 +65,12 @@ const (
 	operatorScaleHooks = 10000
 	// operatorScaleEdits is the fewest edits timed on each backend.
 	operatorScaleEdits = 200
+	// hooksPerWorker and checkpointsPerHook shape the fleet around the
+	// Hooks, as issue 29 sets it: one Worker per 10 Hooks, each Worker
+	// supervising a live process, and 5 Checkpoints per Hook, each with
+	// its snapshot ref in a real repository.
+	hooksPerWorker     = 10
+	checkpointsPerHook = 5
 )
 
 // BenchmarkOperatorScale10k runs the built binary on 10,000 Hooks on each
@@ -101,13 +109,14 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 		b.Fatal(err)
 	}
 	proto := scaleProto(b)
+	fleet := newScaleFleet(b, operatorScaleHooks)
 	populated := time.Now()
-	populateHooks(b, kube, ns, proto, operatorScaleHooks, 32)
-	b.Logf("populated kube-apiserver with %d Hooks in %v", operatorScaleHooks, time.Since(populated).Round(time.Millisecond))
+	fleet.populate(b, kube, ns, proto, 32)
+	b.Logf("populated kube-apiserver with %d Hooks, %d Workers and %d Checkpoints in %v", operatorScaleHooks, len(fleet.pids), operatorScaleHooks*checkpointsPerHook, time.Since(populated).Round(time.Millisecond))
 
 	dir := filepath.Join(b.TempDir(), "store")
 	fill := testsupport.Store(b, dir, testsupport.WithoutFsync)
-	populateHooks(b, fill.Client(), "default", proto, operatorScaleHooks, 8)
+	fleet.populate(b, fill.Client(), "default", proto, 8)
 	_ = fill.Close()
 	// Edits go through a store opened as the CLI opens it, with fsyncs.
 	local := testsupport.Store(b, dir).Client()
@@ -143,7 +152,7 @@ func BenchmarkLocalOperatorScale10k(b *testing.B) {
 	home := scaleHome(b)
 	dir := filepath.Join(b.TempDir(), "store")
 	fill := testsupport.Store(b, dir, testsupport.WithoutFsync)
-	populateHooks(b, fill.Client(), "default", scaleProto(b), operatorScaleHooks, 8)
+	newScaleFleet(b, operatorScaleHooks).populate(b, fill.Client(), "default", scaleProto(b), 8)
 	_ = fill.Close()
 	local := testsupport.Store(b, dir).Client()
 
@@ -209,22 +218,129 @@ func scaleProto(b *testing.B) *v1.Hook {
 	return h
 }
 
-// populateHooks creates n copies of proto in ns through c, status included,
-// workers at a time.
-func populateHooks(b *testing.B, c client.Client, ns string, proto *v1.Hook, n, workers int) {
+// scaleFleet is what surrounds n Hooks: a live process for each Worker to
+// supervise (killed when the benchmark ends), and a repository holding a
+// snapshot ref for each Checkpoint, all at one commit.
+type scaleFleet struct {
+	hooks     int
+	pids      []int
+	workspace string
+	commit    string
+}
+
+// newScaleFleet starts the Workers' processes and makes the repository.
+func newScaleFleet(b *testing.B, hooks int) *scaleFleet {
 	b.Helper()
+	f := &scaleFleet{hooks: hooks, workspace: b.TempDir()}
+	for range (hooks + hooksPerWorker - 1) / hooksPerWorker {
+		cmd := exec.Command("sleep", "86400")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		f.pids = append(f.pids, cmd.Process.Pid)
+	}
+	gitIn := func(stdin string, args ...string) string {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = f.workspace
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			b.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	gitIn("", "init", "-q")
+	gitIn("", "-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "snapshot")
+	f.commit = gitIn("", "rev-parse", "HEAD")
+	var refs strings.Builder
+	for i := range hooks {
+		for seq := 1; seq <= checkpointsPerHook; seq++ {
+			fmt.Fprintf(&refs, "create %s %s\n", snapshot.Ref("default", scaleHookName(i), int64(seq)), f.commit)
+		}
+	}
+	gitIn(refs.String(), "update-ref", "--stdin")
+	gitIn("", "pack-refs", "--all")
+	return f
+}
+
+func scaleHookName(i int) string { return fmt.Sprintf("hook-%05d", i) }
+
+// populate creates the fleet in ns through c, status included, as the
+// reconcilers left it: the Workers supervising their processes, each
+// assigned its 10 Hooks, and the Checkpoints of each Hook verified and
+// owned by it (their refs named after the default namespace: only their
+// workspace and commit are checked).
+func (f *scaleFleet) populate(b *testing.B, c client.Client, ns string, proto *v1.Hook, parallel int) {
+	b.Helper()
+	ctx := context.Background()
 	var g errgroup.Group
-	g.SetLimit(workers)
-	for i := range n {
+	g.SetLimit(parallel)
+	now := metav1.Now()
+	for i, pid := range f.pids {
+		g.Go(func() error {
+			w := &v1.Worker{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("agent-%04d", i)},
+				Spec:       v1.WorkerSpec{Adopt: &v1.AdoptSpec{PID: int32(pid)}},
+			}
+			return c.Create(ctx, w)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	for i := range f.hooks {
 		g.Go(func() error {
 			h := proto.DeepCopy()
-			h.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("hook-%05d", i)}
+			h.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: scaleHookName(i)}
+			h.Spec.Assignee = fmt.Sprintf("agent-%04d", i/hooksPerWorker)
 			status := h.Status
-			if err := c.Create(context.Background(), h); err != nil {
+			if err := c.Create(ctx, h); err != nil {
 				return err
 			}
 			h.Status = status
-			return c.Status().Update(context.Background(), h)
+			if err := c.Status().Update(ctx, h); err != nil {
+				return err
+			}
+			for seq := 1; seq <= checkpointsPerHook; seq++ {
+				ref := snapshot.Ref("default", h.Name, int64(seq))
+				cp := &v1.Checkpoint{
+					ObjectMeta: metav1.ObjectMeta{
+						Namespace:  ns,
+						Name:       fmt.Sprintf("%s-cp-%d", h.Name, seq),
+						Labels:     map[string]string{checkpoint.HookLabel: h.Name},
+						Finalizers: []string{checkpoint.Finalizer},
+						OwnerReferences: []metav1.OwnerReference{{
+							APIVersion: v1.GroupVersion.String(), Kind: "Hook", Name: h.Name, UID: h.UID,
+						}},
+					},
+					Spec: v1.CheckpointSpec{
+						HookName:  h.Name,
+						Trigger:   v1.CheckpointTrigger("interval"),
+						Seq:       int64(seq),
+						Step:      h.Spec.Steps[0].Name,
+						Workspace: f.workspace,
+						Git: &v1.GitState{
+							Branch: "main", Commit: f.commit,
+							SnapshotRef: ref, SnapshotCommit: f.commit, SnapshotShort: f.commit[:12],
+						},
+					},
+				}
+				if err := c.Create(ctx, cp); err != nil {
+					return err
+				}
+				cp.Status = v1.CheckpointStatus{
+					ObservedGeneration: cp.Generation,
+					Conditions: []metav1.Condition{{
+						Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonSnapshotRecorded,
+						Message: fmt.Sprintf("%s points at %s", ref, f.commit), LastTransitionTime: now, ObservedGeneration: cp.Generation,
+					}},
+				}
+				if err := c.Status().Update(ctx, cp); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 	}
 	if err := g.Wait(); err != nil {
@@ -301,11 +417,28 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 		}
 	}
 	saveHeap("sync")
+	cpuSaved := make(chan struct{})
+	if profiles != "" {
+		go func() {
+			defer close(cpuSaved)
+			saveCPUProfile(b, pprofAddr, filepath.Join(profiles, args[1][2:]+"-wave-cpu.pb.gz"), 10*time.Second)
+		}()
+		go func() {
+			time.Sleep(5 * time.Second)
+			for i := range 3 {
+				saveGoroutines(b, pprofAddr, filepath.Join(profiles, fmt.Sprintf("%s-wave-goroutines-%d.txt", args[1][2:], i)))
+				time.Sleep(500 * time.Millisecond)
+			}
+		}()
+	} else {
+		close(cpuSaved)
+	}
 	wave, ok := seen.waitFirst(operatorScaleHooks, 15*time.Minute)
 	if !ok {
 		b.Fatalf("tether %v: only %d of %d Hooks reconciled:\n%s", args, seen.firstCount(), operatorScaleHooks, log.String())
 	}
 	res.wave = wave.Sub(start)
+	<-cpuSaved
 
 	var latencies []time.Duration
 	for i := 0; i < max(b.N, operatorScaleEdits); i++ {
@@ -357,7 +490,9 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 // each tether run and saves its heap profile there at sync and settled, as
 // store-sync.pb.gz, store-settled.pb.gz, cluster-sync.pb.gz and
 // cluster-settled.pb.gz (`go tool pprof -sample_index=inuse_space` or
-// alloc_space), each beside its text form (.txt).
+// alloc_space), each beside its text form (.txt), and the CPU profile of
+// the first 10 s after sync, the start-up wave, as store-wave-cpu.pb.gz and
+// cluster-wave-cpu.pb.gz.
 const scaleProfilesEnv = "TETHER_SCALE_PROFILES"
 
 // freeLocalAddr is a loopback address whose port was free a moment ago.
@@ -398,6 +533,45 @@ func saveHeapProfile(b *testing.B, addr, base string) {
 		if err := os.WriteFile(f.path, data, 0o644); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// saveCPUProfile writes the CPU profile of the next d served at addr to
+// path. It reports failures with Error, not Fatal: it runs on its own
+// goroutine.
+func saveCPUProfile(b *testing.B, addr, path string, d time.Duration) {
+	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		b.Errorf("CPU profile from %s: %v %s", addr, err, resp.Status)
+		return
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Error(err)
+	}
+}
+
+// saveGoroutines writes the goroutines served at addr, grouped by stack,
+// to path: where the start-up wave's reconciles wait.
+func saveGoroutines(b *testing.B, addr, path string) {
+	resp, err := http.Get("http://" + addr + "/debug/pprof/goroutine?debug=1")
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	defer func() { _ = resp.Body.Close() }()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		b.Error(err)
+		return
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		b.Error(err)
 	}
 }
 

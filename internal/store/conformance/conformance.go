@@ -449,6 +449,28 @@ func testValidation(t *testing.T, b Backend, ns string) {
 			t.Fatalf("status.state bogus: %v %v", err, causes(err))
 		}
 	})
+	t.Run("unknown field in status", func(t *testing.T) {
+		h := newHook(ns, uniqueName("prune"))
+		must(t, b.Client.Create(ctx, h))
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(agentsv1alpha1.GroupVersion.WithKind("Hook"))
+		must(t, b.Client.Get(ctx, client.ObjectKeyFromObject(h), u))
+		must(t, unstructured.SetNestedField(u.Object, "step_pending", "status", "state"))
+		must(t, unstructured.SetNestedField(u.Object, "kept nowhere", "status", "notAField"))
+		must(t, b.Client.Status().Update(ctx, u))
+		if _, found, _ := unstructured.NestedFieldNoCopy(u.Object, "status", "notAField"); found {
+			t.Errorf("the status update returned the unknown field")
+		}
+		got := &unstructured.Unstructured{}
+		got.SetGroupVersionKind(u.GroupVersionKind())
+		must(t, b.Client.Get(ctx, client.ObjectKeyFromObject(h), got))
+		if state, _, _ := unstructured.NestedString(got.Object, "status", "state"); state != "step_pending" {
+			t.Errorf("status.state = %q, want step_pending", state)
+		}
+		if _, found, _ := unstructured.NestedFieldNoCopy(got.Object, "status", "notAField"); found {
+			t.Errorf("the unknown status field was stored")
+		}
+	})
 }
 
 func testStrictUnknownFields(t *testing.T, b Backend, ns string) {

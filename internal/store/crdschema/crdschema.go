@@ -316,6 +316,37 @@ func (v *Validator) ValidateUpdate(ctx context.Context, gvk schema.GroupVersionK
 // ratcheting; CEL rules run on the whole object with ratcheting, so rules
 // on unchanged parts such as spec pass.
 func (v *Validator) ValidateStatusUpdate(ctx context.Context, gvk schema.GroupVersionKind, obj, old map[string]interface{}) field.ErrorList {
+	return v.validateStatusUpdate(ctx, gvk, obj, old, false)
+}
+
+// ValidateStatus checks status alone against gvk's status schema, without
+// an old object, as ValidateStatusUpdate checks an update's status when
+// nothing is ratcheted. It needs no stored object, so a store can run it
+// before it takes its write lock.
+func (v *Validator) ValidateStatus(gvk schema.GroupVersionKind, status interface{}) field.ErrorList {
+	ver, ok, err := v.compiled(gvk)
+	if !ok {
+		return notServed(gvk)
+	}
+	if err != nil {
+		return field.ErrorList{field.InternalError(nil, err)}
+	}
+	if !ver.hasStatus {
+		return field.ErrorList{field.InternalError(field.NewPath("status"), fmt.Errorf("%s has no status subresource", gvk))}
+	}
+	return apiservervalidation.ValidateCustomResource(field.NewPath("status"), status, ver.statusValidator)
+}
+
+// ValidateCheckedStatusUpdate is ValidateStatusUpdate for an obj whose
+// status ValidateStatus found valid: it leaves out the status schema, which
+// would find it valid again (ratcheting only ever forgives errors), and
+// checks the rest (metadata, list types, CEL rules) as ValidateStatusUpdate
+// does.
+func (v *Validator) ValidateCheckedStatusUpdate(ctx context.Context, gvk schema.GroupVersionKind, obj, old map[string]interface{}) field.ErrorList {
+	return v.validateStatusUpdate(ctx, gvk, obj, old, true)
+}
+
+func (v *Validator) validateStatusUpdate(ctx context.Context, gvk schema.GroupVersionKind, obj, old map[string]interface{}, statusChecked bool) field.ErrorList {
 	ver, ok, err := v.compiled(gvk)
 	if !ok {
 		return notServed(gvk)
@@ -334,7 +365,11 @@ func (v *Validator) ValidateStatusUpdate(ctx context.Context, gvk schema.GroupVe
 	// statusStrategy.ValidateUpdate
 	correlated := common.NewCorrelatedObject(uNew.Object, uOld.Object, &model.Structural{Structural: ver.structural})
 	var strategyErrs field.ErrorList
-	strategyErrs = append(strategyErrs, ver.validateStatusUpdate(ctx, uNew, uOld, apiservervalidation.WithRatcheting(correlated.Key("status")))...)
+	if statusChecked {
+		strategyErrs = append(strategyErrs, ver.validateStatusMeta(ctx, uNew, uOld)...)
+	} else {
+		strategyErrs = append(strategyErrs, ver.validateStatusUpdate(ctx, uNew, uOld, apiservervalidation.WithRatcheting(correlated.Key("status")))...)
+	}
 	if newErrs := structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, uNew.Object); len(newErrs) > 0 {
 		if oldErrs := structurallisttype.ValidateListSetsAndMaps(nil, ver.structural, uOld.Object); len(oldErrs) == 0 {
 			strategyErrs = append(strategyErrs, newErrs...)
@@ -400,6 +435,14 @@ func (ver *version) validateStatusUpdate(ctx context.Context, obj, old *unstruct
 		errs = append(errs, validateRatcheting(field.NewPath("status"), status, old.UnstructuredContent()["status"], ver.statusValidator, opts...)...)
 	}
 	return errs
+}
+
+// validateStatusMeta is validateStatusUpdate without the status schema.
+func (ver *version) validateStatusMeta(ctx context.Context, obj, old *unstructured.Unstructured) field.ErrorList {
+	if errs := ver.validateTypeMeta(obj); len(errs) > 0 {
+		return errs
+	}
+	return ver.validateObjectMeta(ctx, operation.Update, obj, old)
 }
 
 // validateRatcheting is apiservervalidation.ValidateCustomResourceUpdate
