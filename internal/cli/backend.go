@@ -19,6 +19,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -73,6 +74,51 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	return b.close()
+}
+
+// tableListOptions returns the list options with which the local store
+// decodes only what a table of rt prints: the fields of every printer
+// column of its CRD (-o wide's included), besides the metadata the
+// printers read. It returns none on a cluster, for a kind without a CRD,
+// or when a column's JSONPath does not start with a field path.
+func (b *Backend) tableListOptions(rt ResourceType) []client.ListOption {
+	if b.Cluster || rt.CRD == nil {
+		return nil
+	}
+	v := rt.Version()
+	if v == nil {
+		return nil
+	}
+	var fields filestore.Fields
+	for _, c := range v.AdditionalPrinterColumns {
+		path := leadingFieldPath(c.JSONPath)
+		if path == "" {
+			return nil
+		}
+		fields = append(fields, path)
+	}
+	return []client.ListOption{fields}
+}
+
+// leadingFieldPath returns the dotted field path a JSONPath starts with
+// (status.conditions for .status.conditions[?(@.type=="Ready")].status),
+// or "" when it starts with anything else.
+func leadingFieldPath(jsonPath string) string {
+	if !strings.HasPrefix(jsonPath, ".") {
+		return ""
+	}
+	var parts []string
+	for _, part := range strings.Split(jsonPath[1:], ".") {
+		name, _, cut := strings.Cut(part, "[")
+		if name == "" || strings.ContainsAny(name, `@*$?()'"\{} `) {
+			break
+		}
+		parts = append(parts, name)
+		if cut {
+			break
+		}
+	}
+	return strings.Join(parts, ".")
 }
 
 // Backend opens the backend the global flags select: the local store by

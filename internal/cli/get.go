@@ -33,6 +33,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
+// decodeTableFieldsOnly lets a table's list decode only the fields its
+// columns print (see Backend.tableListOptions); tests turn it off to
+// compare with the tables of whole objects.
+var decodeTableFieldsOnly = true
+
 type getOptions struct {
 	g              *GlobalOptions
 	print          *get.PrintFlags
@@ -155,7 +160,13 @@ func (o *getOptions) fetch(ctx context.Context, b *Backend, targets []Target, ns
 	var errs []error
 	for _, t := range targets {
 		if len(t.Names) == 0 {
-			list, err := o.list(ctx, b, t.Type, ns)
+			var opts []client.ListOption
+			if decodeTableFieldsOnly && o.humanReadable() && *o.print.HumanReadableFlags.SortBy == "" {
+				// A table prints a few fields of each object: the
+				// local store decodes only those.
+				opts = b.tableListOptions(t.Type)
+			}
+			list, err := o.list(ctx, b, t.Type, ns, opts...)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -218,10 +229,10 @@ func (o *getOptions) listOptions(rt ResourceType, ns string) *client.ListOptions
 	return lo
 }
 
-func (o *getOptions) list(ctx context.Context, b *Backend, rt ResourceType, ns string) (*unstructured.UnstructuredList, error) {
+func (o *getOptions) list(ctx context.Context, b *Backend, rt ResourceType, ns string, extra ...client.ListOption) (*unstructured.UnstructuredList, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(rt.GVK.GroupVersion().WithKind(rt.GVK.Kind + "List"))
-	if err := b.Client.List(ctx, list, o.listOptions(rt, ns)); err != nil {
+	if err := b.Client.List(ctx, list, append([]client.ListOption{o.listOptions(rt, ns)}, extra...)...); err != nil {
 		return nil, err
 	}
 	return list, nil

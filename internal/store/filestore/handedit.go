@@ -194,9 +194,9 @@ func (s *Store) settled(ctx context.Context, r *resource, namespace, name string
 
 // listSettled lists like list, after adopting pending hand edits; a file
 // whose edit is refused contributes its last valid version. The objects
-// are sorted by namespace and name. Given mention, it may leave out,
+// are sorted by namespace and name. Given a mention, it may leave out,
 // undecoded, objects whose JSON does not contain it (see list).
-func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, slots *itemSlots, mention []byte) (uint64, []*storedObject, error) {
+func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, slots *itemSlots, shape readShape) (uint64, []*storedObject, error) {
 	for attempt := 0; ; attempt++ {
 		var rv uint64
 		var items []*storedObject
@@ -206,7 +206,7 @@ func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, 
 			if rv, err = s.currentRV(); err != nil {
 				return err
 			}
-			items, pending, err = s.list(r, namespace, slots, mention)
+			items, pending, err = s.list(r, namespace, slots, shape)
 			if err != nil || len(pending) > 0 && attempt == 0 {
 				return err
 			}

@@ -56,7 +56,7 @@ type journalVersion struct {
 // it was found so is not even read. Any other file (a hand edit, an object
 // whose entry was compacted away, a journal that cannot be read) is read
 // from its YAML as before. Slots of unreadable files stay nil.
-func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, mention []byte) []*storedObject {
+func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, shape readShape) []*storedObject {
 	read := make([]*storedObject, len(paths))
 	if slots != nil {
 		slots.make(len(paths))
@@ -78,7 +78,7 @@ func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, menti
 		if slots != nil {
 			typed = slots.at(i)
 		}
-		if so, st, isFresh := s.readFromJournal(index, stamps, paths[i], typed, mention, settled); so != nil {
+		if so, st, isFresh := s.readFromJournal(index, stamps, paths[i], typed, shape, settled); so != nil {
 			if typed != nil {
 				so.slot = i + 1
 			}
@@ -132,9 +132,10 @@ func (s *Store) restamp(r *resource, index *journalIndex, old stampSet, paths []
 // entry does not decode to the object the path names. It returns the
 // file's stamp too, when it has one: the stamp in stamps that still holds,
 // or a fresh one (isFresh) for a file found whole that last changed before
-// settled (Unix nanoseconds). Given mention, an entry whose JSON does not
-// contain it is not decoded: the object is marked unmentioned.
-func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, mention []byte, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
+// settled (Unix nanoseconds). Given a mention, an entry whose JSON does
+// not contain it is not decoded: the object is marked unmentioned. Given
+// fields, an unstructured object is decoded with those fields only.
+func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, shape readShape, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
 	if index == nil {
 		return nil, fileStamp{}, false
 	}
@@ -152,10 +153,10 @@ func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path strin
 		if !ok {
 			return nil, fileStamp{}, false
 		}
-		if mention != nil && !bytes.Contains(object, mention) {
+		if shape.mention != nil && !bytes.Contains(object, shape.mention) {
 			return &storedObject{unmentioned: true}, st, false
 		}
-		if so := decodeEntryObject(object, ns, name, typed); so != nil {
+		if so := decodeEntryObject(object, ns, name, typed, shape.fields); so != nil {
 			return so, st, false
 		}
 		return nil, fileStamp{}, false
@@ -178,9 +179,9 @@ func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path strin
 	if !ok {
 		return nil, fileStamp{}, false
 	}
-	if mention != nil && !bytes.Contains(object, mention) {
+	if shape.mention != nil && !bytes.Contains(object, shape.mention) {
 		so = &storedObject{unmentioned: true}
-	} else if so = decodeEntryObject(object, ns, name, typed); so == nil {
+	} else if so = decodeEntryObject(object, ns, name, typed, shape.fields); so == nil {
 		return nil, fileStamp{}, false
 	}
 	if st, ok := stampOf(fi, rv); ok && st.ctime < settled && st.size == int64(len(data)) {
@@ -190,9 +191,10 @@ func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path strin
 }
 
 // decodeEntryObject decodes a journal entry's object, into typed when it
-// is given, or returns nil when it does not decode to the object
+// is given, else as an unstructured object holding only fields when they
+// are given, or returns nil when it does not decode to the object
 // namespace/name.
-func decodeEntryObject(object json.RawMessage, ns, name string, typed client.Object) *storedObject {
+func decodeEntryObject(object json.RawMessage, ns, name string, typed client.Object, fields fieldTree) *storedObject {
 	so := &storedObject{}
 	var obj metav1.Object
 	var err error
@@ -203,7 +205,11 @@ func decodeEntryObject(object json.RawMessage, ns, name string, typed client.Obj
 	} else {
 		so.obj = &unstructured.Unstructured{}
 		obj = so.obj
-		err = utiljson.Unmarshal(object, &so.obj.Object)
+		if fields != nil {
+			so.obj.Object, err = project(object, fields)
+		} else {
+			err = utiljson.Unmarshal(object, &so.obj.Object)
+		}
 		if so.obj.Object == nil {
 			return nil
 		}

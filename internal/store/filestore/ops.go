@@ -376,7 +376,7 @@ func (s *Store) collectDependents(ctx context.Context, owner *unstructured.Unstr
 			continue
 		}
 		// Only an object whose JSON holds the owner's uid can name it.
-		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace(), nil, []byte(owner.GetUID()))
+		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace(), nil, readShape{mention: []byte(owner.GetUID())})
 		if err != nil {
 			s.log.Error(err, "garbage collection: listing", "resource", r.plural)
 			continue

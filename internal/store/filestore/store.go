@@ -980,7 +980,7 @@ func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) 
 // whose entry's JSON does not contain it, without decoding them: the
 // garbage collector looks for its owner's uid so, in every kind, at every
 // deletion. Objects read another way are all returned.
-func (s *Store) list(r *resource, namespace string, slots *itemSlots, mention []byte) (items []*storedObject, pending []string, err error) {
+func (s *Store) list(r *resource, namespace string, slots *itemSlots, shape readShape) (items []*storedObject, pending []string, err error) {
 	var dirs []string
 	if namespace != "" || !r.namespaced {
 		dirs = []string{s.objectDir(r, namespace)}
@@ -1028,7 +1028,7 @@ func (s *Store) list(r *resource, namespace string, slots *itemSlots, mention []
 	for i, f := range files {
 		paths[i] = f.path
 	}
-	read := s.readObjects(r, paths, slots, mention)
+	read := s.readObjects(r, paths, slots, shape)
 	for i, so := range read {
 		if so != nil && so.unmentioned {
 			continue
