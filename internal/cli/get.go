@@ -17,6 +17,7 @@ limitations under the License.
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -267,7 +268,10 @@ func (o *getOptions) printer(rt ResourceType, withNamespace, withKind bool) (pri
 // tables the API server returns: one header per type, a blank line
 // between types, the kind before each name when several types are shown.
 func (o *getOptions) printTables(ctx context.Context, b *Backend, results []fetched, errs []error) error {
-	tracking := &trackingWriter{w: o.out}
+	// The tab writer writes cell by cell: one system call each, unbuffered.
+	out := bufio.NewWriterSize(o.out, 64<<10)
+	defer func() { _ = out.Flush() }()
+	tracking := &trackingWriter{w: out}
 	sep := &separatorWriter{w: tracking}
 	w := printers.GetNewTabWriter(sep)
 	withKind := len(results) > 1
@@ -294,6 +298,9 @@ func (o *getOptions) printTables(ctx context.Context, b *Backend, results []fetc
 		}
 	}
 	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
 		return err
 	}
 	if tracking.written == 0 && len(errs) == 0 && !o.ignoreNotFound {

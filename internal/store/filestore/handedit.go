@@ -65,7 +65,9 @@ func (e *InvalidEditError) Error() string { return "invalid hand edit: " + e.Fil
 // returns an *InvalidEditError for an edit it refuses.
 func (s *Store) adoptFile(ctx context.Context, path string) error {
 	s.lockedAdoptions.Add(1)
-	return s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
+	err := s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
+	s.collectOrphans(ctx)
+	return err
 }
 
 // adoptLocked is adoptFile for a caller that holds the write lock.
@@ -124,6 +126,7 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 		}
 		if err == nil {
 			s.observeHandEdit(true)
+			err = s.collectIfOrphanedLocked(r, last, next)
 		}
 		return err
 	}
@@ -189,6 +192,7 @@ func (s *Store) settled(ctx context.Context, r *resource, namespace, name string
 		out, err = s.currentLocked(ctx, r, namespace, name)
 		return err
 	})
+	s.collectOrphans(ctx)
 	return out, err
 }
 

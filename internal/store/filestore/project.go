@@ -20,9 +20,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
-	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -150,13 +151,9 @@ func (p *projector) object(want fieldTree) (map[string]interface{}, error) {
 			}
 			out[key] = m
 		case wanted:
-			start := p.i
-			if err := p.skipValue(0); err != nil {
+			v, err := p.value(0)
+			if err != nil {
 				return nil, err
-			}
-			var v interface{}
-			if err := utiljson.Unmarshal(p.data[start:p.i], &v); err != nil {
-				return nil, errProjection
 			}
 			out[key] = v
 		default:
@@ -177,6 +174,128 @@ func (p *projector) object(want fieldTree) (map[string]interface{}, error) {
 		default:
 			return nil, errProjection
 		}
+	}
+}
+
+// value decodes the JSON value at p.i as utiljson.Unmarshal decodes it
+// into an interface{}: objects as maps, numbers without a "." that fit as
+// int64, other numbers as float64.
+func (p *projector) value(depth int) (interface{}, error) {
+	if depth > maxProjectDepth || p.i >= len(p.data) {
+		return nil, errProjection
+	}
+	start := p.i
+	switch c := p.data[p.i]; {
+	case c == '"':
+		if err := p.skipString(); err != nil {
+			return nil, err
+		}
+		raw := p.data[start+1 : p.i-1]
+		if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+			return string(raw), nil
+		}
+		var s string
+		if err := json.Unmarshal(p.data[start:p.i], &s); err != nil {
+			return nil, errProjection
+		}
+		return s, nil
+	case c == '{':
+		p.i++
+		out := map[string]interface{}{}
+		p.space()
+		if p.i < len(p.data) && p.data[p.i] == '}' {
+			p.i++
+			return out, nil
+		}
+		for {
+			p.space()
+			k, err := p.value(depth + 1)
+			key, isString := k.(string)
+			if err != nil || !isString {
+				return nil, errProjection
+			}
+			p.space()
+			if p.i >= len(p.data) || p.data[p.i] != ':' {
+				return nil, errProjection
+			}
+			p.i++
+			p.space()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			out[key] = v
+			p.space()
+			if p.i >= len(p.data) {
+				return nil, errProjection
+			}
+			switch p.data[p.i] {
+			case ',':
+				p.i++
+			case '}':
+				p.i++
+				return out, nil
+			default:
+				return nil, errProjection
+			}
+		}
+	case c == '[':
+		p.i++
+		out := []interface{}{}
+		p.space()
+		if p.i < len(p.data) && p.data[p.i] == ']' {
+			p.i++
+			return out, nil
+		}
+		for {
+			p.space()
+			v, err := p.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, v)
+			p.space()
+			if p.i >= len(p.data) {
+				return nil, errProjection
+			}
+			switch p.data[p.i] {
+			case ',':
+				p.i++
+			case ']':
+				p.i++
+				return out, nil
+			default:
+				return nil, errProjection
+			}
+		}
+	case c == '-' || c >= '0' && c <= '9':
+		if err := p.skipValue(depth); err != nil {
+			return nil, err
+		}
+		s := string(p.data[start:p.i])
+		if !strings.Contains(s, ".") {
+			if i, err := strconv.ParseInt(s, 10, 64); err == nil {
+				return i, nil
+			}
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, errProjection
+		}
+		return f, nil
+	default:
+		switch {
+		case bytes.HasPrefix(p.data[p.i:], []byte("true")):
+			p.i += 4
+			return true, nil
+		case bytes.HasPrefix(p.data[p.i:], []byte("false")):
+			p.i += 5
+			return false, nil
+		case bytes.HasPrefix(p.data[p.i:], []byte("null")):
+			p.i += 4
+			return nil, nil
+		}
+		return nil, errProjection
 	}
 }
 

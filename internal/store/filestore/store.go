@@ -156,6 +156,17 @@ type Store struct {
 	// objectReads counts the object files that large lists and the
 	// hand-edit scan read (see stamps.go).
 	objectReads atomic.Uint64
+	// ownersMu guards owners, the owner index as this process last read
+	// it (see owners.go); ownersLoads and ownersRebuilds count its loads
+	// from disk and its rebuilds from the whole journal.
+	ownersMu       sync.Mutex
+	owners         *ownerIndex
+	ownersLoads    atomic.Int64
+	ownersRebuilds atomic.Int64
+	// orphans are objects deleted for naming only absent owners, whose own
+	// dependents are still to be collected (see collectOrphans).
+	orphansMu sync.Mutex
+	orphans   []*unstructured.Unstructured
 	// stampSettle is how long ago a file must have changed to be stamped.
 	stampSettle time.Duration
 	observer    Observer
