@@ -19,6 +19,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -91,34 +92,57 @@ func (b *Backend) tableListOptions(rt ResourceType) []client.ListOption {
 	}
 	var fields filestore.Fields
 	for _, c := range v.AdditionalPrinterColumns {
-		path := leadingFieldPath(c.JSONPath)
-		if path == "" {
+		paths := columnFields(c.JSONPath)
+		if len(paths) == 0 {
 			return nil
 		}
-		fields = append(fields, path)
+		fields = append(fields, paths...)
 	}
 	return []client.ListOption{fields}
 }
 
-// leadingFieldPath returns the dotted field path a JSONPath starts with
-// (status.conditions for .status.conditions[?(@.type=="Ready")].status),
-// or "" when it starts with anything else.
-func leadingFieldPath(jsonPath string) string {
-	if !strings.HasPrefix(jsonPath, ".") {
-		return ""
+// elementFilter is a JSONPath step that selects the elements of an array
+// by one field and reads another, as a condition column does:
+// [?(@.type=="Ready")].status.
+var elementFilter = regexp.MustCompile(`^\[\?\(@\.([A-Za-z0-9_]+)\s*==\s*"[^"\\]*"\)\]\.([A-Za-z0-9_]+)$`)
+
+// columnFields returns the fields a column's JSONPath reads, as
+// filestore.Fields paths: the field path it starts with
+// (status.currentStep.name), and, after an array filtered as in
+// elementFilter, the two fields of its elements
+// (status.conditions[].type, status.conditions[].status); the whole value
+// at the field path when it goes on otherwise; none when it does not
+// start with a field path.
+func columnFields(jsonPath string) []string {
+	rest, ok := strings.CutPrefix(jsonPath, ".")
+	if !ok {
+		return nil
 	}
 	var parts []string
-	for _, part := range strings.Split(jsonPath[1:], ".") {
-		name, _, cut := strings.Cut(part, "[")
+	for rest != "" {
+		end := strings.IndexAny(rest, ".[")
+		if end < 0 {
+			end = len(rest)
+		}
+		name := rest[:end]
 		if name == "" || strings.ContainsAny(name, `@*$?()'"\{} `) {
 			break
 		}
 		parts = append(parts, name)
-		if cut {
+		rest = rest[end:]
+		if strings.HasPrefix(rest, "[") {
+			if m := elementFilter.FindStringSubmatch(rest); m != nil {
+				at := strings.Join(parts, ".") + "[]."
+				return []string{at + m[1], at + m[2]}
+			}
 			break
 		}
+		rest = strings.TrimPrefix(rest, ".")
 	}
-	return strings.Join(parts, ".")
+	if len(parts) == 0 {
+		return nil
+	}
+	return []string{strings.Join(parts, ".")}
 }
 
 // Backend opens the backend the global flags select: the local store by

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,10 @@ func TestTablesOfFieldsPrintAsWholeObjects(t *testing.T) {
 			LastHeartbeat: &metav1.MicroTime{Time: created.Add(time.Duration(i) * time.Minute)},
 		}
 		if i%6 == 0 {
-			h.Status.Conditions = []metav1.Condition{{Type: "HistoryConsistent", Status: metav1.ConditionFalse, Reason: "HistoryMismatch", LastTransitionTime: metav1.NewTime(created)}}
+			h.Status.Conditions = []metav1.Condition{
+				{Type: "Ready", Status: metav1.ConditionTrue, Reason: "Progressing", Message: "step two", LastTransitionTime: metav1.NewTime(created)},
+				{Type: "HistoryConsistent", Status: metav1.ConditionFalse, Reason: "HistoryMismatch", LastTransitionTime: metav1.NewTime(created)},
+			}
 		}
 		must(t, c.Status().Update(ctx, h))
 	}
@@ -77,6 +81,10 @@ func TestTablesOfFieldsPrintAsWholeObjects(t *testing.T) {
 			Spec:       agentsv1alpha1.CheckpointSpec{HookName: "hook-001", Trigger: agentsv1alpha1.TriggerManual, Seq: int64(i), Description: "d"},
 		}
 		must(t, c.Create(ctx, cp))
+		if i%3 == 0 {
+			cp.Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionStatus([]string{"True", "False", "Unknown"}[i%9/3]), Reason: "Captured", LastTransitionTime: metav1.NewTime(created)}}
+			must(t, c.Status().Update(ctx, cp))
+		}
 	}
 	must(t, s.Close())
 	// A hand edit, which a list reads from its YAML and adopts.
@@ -135,5 +143,28 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestColumnFields(t *testing.T) {
+	tests := []struct {
+		jsonPath string
+		want     []string
+	}{
+		{".status.state", []string{"status.state"}},
+		{".status.currentStep.name", []string{"status.currentStep.name"}},
+		{`.status.conditions[?(@.reason=="HistoryMismatch")].reason`, []string{"status.conditions[].reason", "status.conditions[].reason"}},
+		{`.status.conditions[?(@.type=="Ready")].status`, []string{"status.conditions[].type", "status.conditions[].status"}},
+		{`.status.conditions[?(@.type=="Ready")].status.x`, []string{"status.conditions"}},
+		{".spec.items[0].name", []string{"spec.items"}},
+		{".spec.items[*]", []string{"spec.items"}},
+		{"{.spec.goal}", nil},
+		{".", nil},
+		{"", nil},
+	}
+	for _, tt := range tests {
+		if got := columnFields(tt.jsonPath); !slices.Equal(got, tt.want) {
+			t.Errorf("columnFields(%q) = %q, want %q", tt.jsonPath, got, tt.want)
+		}
 	}
 }

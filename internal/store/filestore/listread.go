@@ -26,6 +26,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -148,8 +149,12 @@ func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path strin
 	if !ok {
 		return nil, fileStamp{}, false
 	}
+	// The line is read into a buffer of the pool: what is decoded from it
+	// is copied out.
+	line := lineBuffers.Get().(*[]byte)
+	defer lineBuffers.Put(line)
 	if st, ok := stamps[key]; ok && st.rv == v.rv && s.stampHolds(st, path) {
-		object, ok := index.object(v, ns, name)
+		object, ok := index.object(v, ns, name, line)
 		if !ok {
 			return nil, fileStamp{}, false
 		}
@@ -175,7 +180,7 @@ func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path strin
 	if !valid || rv != v.rv {
 		return nil, fileStamp{}, false
 	}
-	object, ok := index.object(v, ns, name)
+	object, ok := index.object(v, ns, name, line)
 	if !ok {
 		return nil, fileStamp{}, false
 	}
@@ -314,7 +319,9 @@ func (s *Store) journalIndex(r *resource) *journalIndex {
 	}
 	ix := &journalIndex{f: f, versions: map[string]journalVersion{}}
 	resourceField := []byte(`"resource":"` + r.plural + `"`)
-	var buf []byte
+	// Room for a chunk and the torn line kept before it: grown only for a
+	// longer line.
+	buf := make([]byte, 0, journalIndexChunk+64<<10)
 	var lines [][]byte
 	var offsets []int64
 	var offset int64
@@ -389,10 +396,14 @@ func (ix *journalIndex) add(r *resource, lines [][]byte, offsets []int64, resour
 	return true
 }
 
+// lineBuffers holds the buffers journal lines are read into.
+var lineBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 // object reads the object of v, the newest entry of namespace/name, from
-// the journal; false if the line there is not that entry.
-func (ix *journalIndex) object(v journalVersion, namespace, name string) (json.RawMessage, bool) {
-	line := make([]byte, v.size)
+// the journal into buf; false if the line there is not that entry.
+func (ix *journalIndex) object(v journalVersion, namespace, name string, buf *[]byte) (json.RawMessage, bool) {
+	*buf = slices.Grow((*buf)[:0], v.size)[:v.size]
+	line := *buf
 	if _, err := ix.f.ReadAt(line, v.offset); err != nil {
 		return nil, false
 	}

@@ -374,7 +374,7 @@ func (s *Store) remove(ctx context.Context, r *resource, namespace, name string,
 // names them (see owners.go); when it cannot tell, every kind is listed.
 func (s *Store) collectDependents(ctx context.Context, owner *unstructured.Unstructured) {
 	deps, ok := s.dependentsOf(string(owner.GetUID()), owner.GetNamespace())
-	if !ok {
+	if !ok || s.listDependents {
 		s.collectDependentsListing(ctx, owner)
 		return
 	}

@@ -30,7 +30,8 @@ import (
 // Fields is a list option of the file store: an unstructured list given
 // it may return each object with only the fields at these paths (each a
 // dotted field path such as "status.currentStep"; the whole value at the
-// path is kept), besides apiVersion, kind and the metadata a table or a
+// path is kept; "[]" after a name stands for each element of the array
+// there, as in "status.conditions[].reason"), besides apiVersion, kind and the metadata a table or a
 // selector reads (name, namespace, labels, creationTimestamp). The objects
 // taken from the journal are decoded so, skipping the rest of their JSON
 // undecoded; any other object is returned whole. A table needs only its
@@ -46,15 +47,19 @@ func (Fields) ApplyToList(*client.ListOptions) {}
 var alwaysProjected = []string{"apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.labels", "metadata.creationTimestamp"}
 
 // fieldTree is a set of field paths: a member with a nil subtree is kept
-// whole.
+// whole; the subtree under elementsKey applies to each element of an
+// array. Keeping more than asked (a member named "[]") is harmless.
 type fieldTree map[string]fieldTree
+
+// elementsKey marks the subtree of an array's elements.
+const elementsKey = "[]"
 
 // newFieldTree returns the tree of paths plus alwaysProjected.
 func newFieldTree(paths []string) fieldTree {
 	t := fieldTree{}
 	for _, p := range append(append([]string(nil), alwaysProjected...), paths...) {
 		node := t
-		parts := strings.Split(strings.Trim(p, "."), ".")
+		parts := strings.Split(strings.ReplaceAll(strings.Trim(p, "."), elementsKey, "."+elementsKey), ".")
 		for i, part := range parts {
 			child, seen := node[part]
 			if seen && child == nil {
@@ -130,11 +135,19 @@ func (p *projector) object(want fieldTree) (map[string]interface{}, error) {
 			return nil, err
 		}
 		rawKey := p.data[start:p.i]
+		var sub fieldTree
+		var wanted bool
 		var key string
+		var err error
 		if bytes.IndexByte(rawKey, '\\') < 0 {
-			key = string(rawKey[1 : len(rawKey)-1])
-		} else if err := json.Unmarshal(rawKey, &key); err != nil {
-			return nil, errProjection
+			// Looked up without making a string of every key.
+			if sub, wanted = want[string(rawKey[1:len(rawKey)-1])]; wanted {
+				key = string(rawKey[1 : len(rawKey)-1])
+			}
+		} else if key, err = unquote(rawKey); err != nil {
+			return nil, err
+		} else {
+			sub, wanted = want[key]
 		}
 		p.space()
 		if p.i >= len(p.data) || p.data[p.i] != ':' {
@@ -142,7 +155,6 @@ func (p *projector) object(want fieldTree) (map[string]interface{}, error) {
 		}
 		p.i++
 		p.space()
-		sub, wanted := want[key]
 		switch {
 		case wanted && sub != nil && p.i < len(p.data) && p.data[p.i] == '{':
 			m, err := p.object(sub)
@@ -150,6 +162,12 @@ func (p *projector) object(want fieldTree) (map[string]interface{}, error) {
 				return nil, err
 			}
 			out[key] = m
+		case wanted && sub[elementsKey] != nil && p.i < len(p.data) && p.data[p.i] == '[':
+			a, err := p.elements(sub[elementsKey])
+			if err != nil {
+				return nil, err
+			}
+			out[key] = a
 		case wanted:
 			v, err := p.value(0)
 			if err != nil {
@@ -194,11 +212,7 @@ func (p *projector) value(depth int) (interface{}, error) {
 		if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
 			return string(raw), nil
 		}
-		var s string
-		if err := json.Unmarshal(p.data[start:p.i], &s); err != nil {
-			return nil, errProjection
-		}
-		return s, nil
+		return unquote(p.data[start:p.i])
 	case c == '{':
 		p.i++
 		out := map[string]interface{}{}
@@ -296,6 +310,54 @@ func (p *projector) value(depth int) (interface{}, error) {
 			return nil, nil
 		}
 		return nil, errProjection
+	}
+}
+
+// unquote decodes a JSON string that holds escapes.
+func unquote(raw []byte) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", errProjection
+	}
+	return s, nil
+}
+
+// elements reads the array at p.i, keeping in each element that is an
+// object the members in want.
+func (p *projector) elements(want fieldTree) ([]interface{}, error) {
+	p.i++
+	out := []interface{}{}
+	p.space()
+	if p.i < len(p.data) && p.data[p.i] == ']' {
+		p.i++
+		return out, nil
+	}
+	for {
+		p.space()
+		var v interface{}
+		var err error
+		if p.i < len(p.data) && p.data[p.i] == '{' {
+			v, err = p.object(want)
+		} else {
+			v, err = p.value(0)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+		p.space()
+		if p.i >= len(p.data) {
+			return nil, errProjection
+		}
+		switch p.data[p.i] {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return out, nil
+		default:
+			return nil, errProjection
+		}
 	}
 }
 

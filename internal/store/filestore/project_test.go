@@ -36,12 +36,23 @@ func pruned(v map[string]interface{}, want fieldTree) map[string]interface{} {
 			out[k] = pruned(m, sub)
 			continue
 		}
+		if a, isArray := val.([]interface{}); isArray && sub[elementsKey] != nil {
+			elems := []interface{}{}
+			for _, e := range a {
+				if m, isMap := e.(map[string]interface{}); isMap {
+					e = pruned(m, sub[elementsKey])
+				}
+				elems = append(elems, e)
+			}
+			out[k] = elems
+			continue
+		}
 		out[k] = val
 	}
 	return out
 }
 
-var projectFields = []string{"status.currentStep", "spec.suspend", "status.conditions", "spec.goal"}
+var projectFields = []string{"status.currentStep", "spec.suspend", "status.conditions[].reason", "status.conditions[].type", "spec.goal", "spec.steps[]"}
 
 func TestProjectAgreesWithWholeDecode(t *testing.T) {
 	tests := []struct {
@@ -52,6 +63,8 @@ func TestProjectAgreesWithWholeDecode(t *testing.T) {
 		{name: "hook", json: `{"apiVersion":"agents.tether.dev/v1alpha1","kind":"Hook","metadata":{"name":"a","namespace":"default","labels":{"x":"y"},"uid":"u","creationTimestamp":"2026-11-01T10:00:00Z","ownerReferences":[{"uid":"o"}]},"spec":{"goal":"g","suspend":true,"steps":[{"name":"s"}]},"status":{"state":"s","currentStep":{"name":"two","attempt":2,"ratio":1.5,"big":12345678901234567890},"conditions":[{"type":"Ready","reason":"r"}],"history":[1,2,3]}}`},
 		{name: "spaces and escapes", json: " { \"kind\" : \"Hook\" , \"meta\\u0064ata\" : { \"name\" : \"a\\\"b\\n\\u00e9\" } ,\"spec\":{\"goal\":\"\\ud83d\\ude00\"}, \"x\": [ true , false , null , -1.5e3, {} , [] ] } "},
 		{name: "a subtree that is no object", json: `{"metadata":null,"status":"done","spec":[1,2]}`},
+		{name: "elements", json: `{"status":{"conditions":[{"type":"A","reason":"r","message":"m"},null,3,[{"reason":1}],{}]}}`},
+		{name: "elements of no array", json: `{"status":{"conditions":{"type":"A","reason":"r"}}}`},
 		{name: "a kept member that is null", json: `{"spec":{"goal":null},"status":{"conditions":null}}`},
 		{name: "duplicate members", json: `{"spec":{"goal":"a"},"spec":{"goal":"b"}}`},
 		{name: "empty", json: `{}`},

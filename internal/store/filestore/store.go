@@ -163,6 +163,9 @@ type Store struct {
 	owners         *ownerIndex
 	ownersLoads    atomic.Int64
 	ownersRebuilds atomic.Int64
+	// listDependents makes the collector list instead of using the owner
+	// index (benchmarks compare the two).
+	listDependents bool
 	// orphans are objects deleted for naming only absent owners, whose own
 	// dependents are still to be collected (see collectOrphans).
 	orphansMu sync.Mutex
