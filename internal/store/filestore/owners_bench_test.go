@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -68,7 +69,7 @@ func BenchmarkDeleteAmongMany(b *testing.B) {
 	}
 	// deletes creates probes owners with two Checkpoints each, then times
 	// the deletion of each in a store of its own.
-	deletes := func(size int, listing bool) (p50, mean time.Duration) {
+	deletes := func(size int, listing bool) (p50, mean, cpu time.Duration) {
 		owners := make([]*agentsv1alpha1.Hook, probes)
 		s := benchStore(b, dir)
 		for i := range owners {
@@ -86,8 +87,9 @@ func BenchmarkDeleteAmongMany(b *testing.B) {
 			if listing {
 				s.ListDependents()
 			}
+			before := cpuTime()
 			d := timeOp(b, func() error { return s.Client().Delete(ctx, owner) })
-			l, sum = append(l, d), sum+d
+			l, sum, cpu = append(l, d), sum+d, cpu+cpuTime()-before
 			left := &agentsv1alpha1.CheckpointList{}
 			must(b, s.Client().List(ctx, left))
 			if want := 2 * (probes - k - 1); len(left.Items) != want {
@@ -95,22 +97,33 @@ func BenchmarkDeleteAmongMany(b *testing.B) {
 			}
 			_ = s.Close()
 		}
-		return l.p50(), sum / probes
+		return l.p50(), sum / probes, cpu / probes
 	}
 	for b.Loop() {
 		var base time.Duration
 		for _, size := range []int{1000, 10000, 100000} {
 			fill(size)
-			p50, mean := deletes(size, false)
-			lp50, lmean := deletes(size, true)
+			p50, mean, cpu := deletes(size, false)
+			lp50, lmean, lcpu := deletes(size, true)
 			if size == 1000 {
 				base = p50
 			}
 			tag := fmt.Sprintf("%dk-", size/1000)
 			b.ReportMetric(toMillis(p50), tag+"delete-p50-ms")
 			b.ReportMetric(durRatio(p50, base), tag+"delete-p50-x1k")
+			b.ReportMetric(toMillis(cpu), tag+"delete-cpu-ms")
 			b.ReportMetric(toMillis(lp50), tag+"listing-p50-ms")
-			b.Logf("%d Hooks: delete with the owner index p50/mean %s/%s; listing every kind %s/%s", size, p50, mean, lp50, lmean)
+			b.ReportMetric(toMillis(lcpu), tag+"listing-cpu-ms")
+			b.Logf("%d Hooks: delete with the owner index p50/mean %s/%s, CPU %s; listing every kind %s/%s, CPU %s", size, p50, mean, cpu, lp50, lmean, lcpu)
 		}
 	}
+}
+
+// cpuTime is the CPU time this process has used, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
