@@ -253,6 +253,7 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 		err = s.commit(r, Modified, next)
 		return err
 	})
+	s.collectOrphans(ctx)
 	if err != nil {
 		return nil, err
 	}
