@@ -61,8 +61,8 @@ import (
 //
 // A hand edit not yet adopted is not in the journal: when it is adopted,
 // an object whose edit added owner references that all name absent owners
-// is collected then (see collectOrphan), as Kubernetes' collector deletes a
-// dependent whose owners are gone.
+// is collected then (see collectIfOrphanedLocked), as Kubernetes'
+// collector deletes a dependent whose owners are gone.
 
 // ownersName is the owner index's file in the store directory.
 const ownersName = ".owners"
