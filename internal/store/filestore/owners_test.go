@@ -131,7 +131,11 @@ func TestOwnerIndexDamaged(t *testing.T) {
 			f, err := os.OpenFile(journal, os.O_WRONLY|os.O_TRUNC, 0)
 			must(t, err)
 			// The lines before the owner-a deletion, then the creates.
-			before := indexed[:bytes.Index(indexed, []byte(`"type":"DELETED"`))]
+			deletion := bytes.Index(indexed, []byte(`"type":"DELETED"`))
+			if deletion < 0 {
+				t.Fatalf("no deletion in the journal")
+			}
+			before := indexed[:deletion]
 			before = before[:bytes.LastIndexByte(before, '\n')+1]
 			_, err = f.Write(append(bytes.Clone(before), grown[len(indexed):]...))
 			must(t, err)

@@ -458,7 +458,7 @@ func (p *projector) skipString() error {
 					return errProjection
 				}
 				for _, h := range p.data[p.i+1 : p.i+5] {
-					if !(h >= '0' && h <= '9' || h >= 'a' && h <= 'f' || h >= 'A' && h <= 'F') {
+					if (h < '0' || h > '9') && (h < 'a' || h > 'f') && (h < 'A' || h > 'F') {
 						return errProjection
 					}
 				}
