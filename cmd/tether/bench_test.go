@@ -104,7 +104,8 @@ func measure(b *testing.B, peakrss, name string, args ...string) (time.Duration,
 // local store holding n Hooks against `kubectl get hooks` on kube-apiserver
 // holding the same n Hooks, in the same run. It reports the wall time and
 // peak RSS of both and their ratios (tether/kubectl; below 1 is faster or
-// smaller).
+// smaller). With $TETHER_BENCH_BASELINE naming another tether binary (an
+// earlier build), it times that one too, alternated in the same run.
 func BenchmarkGetHooks(b *testing.B) {
 	env := testenv.Start(b)
 	for _, n := range []int{1000, 10000} {
@@ -137,12 +138,20 @@ func getHooks(b *testing.B, env *testenv.Env, n int) {
 		// One untimed run of each warms the page cache and the API server's watch cache.
 		measure(b, peakrss, tetherBin, "--store", dir, "get", "hooks")
 		measure(b, peakrss, "kubectl", "--kubeconfig", env.Kubeconfig, "-n", ns, "get", "hooks")
-		var tWall, kWall time.Duration
-		var tRSS, kRSS int64
+		baseline := os.Getenv("TETHER_BENCH_BASELINE")
+		if baseline != "" {
+			measure(b, peakrss, baseline, "--store", dir, "get", "hooks")
+		}
+		var tWall, kWall, bWall time.Duration
+		var tRSS, kRSS, bRSS int64
 		b.ResetTimer()
 		for range b.N {
 			w, r := measure(b, peakrss, tetherBin, "--store", dir, "get", "hooks")
 			tWall, tRSS = tWall+w, max(tRSS, r)
+			if baseline != "" {
+				w, r = measure(b, peakrss, baseline, "--store", dir, "get", "hooks")
+				bWall, bRSS = bWall+w, max(bRSS, r)
+			}
 			w, r = measure(b, peakrss, "kubectl", "--kubeconfig", env.Kubeconfig, "-n", ns, "get", "hooks")
 			kWall, kRSS = kWall+w, max(kRSS, r)
 		}
@@ -153,6 +162,12 @@ func getHooks(b *testing.B, env *testenv.Env, n int) {
 		b.ReportMetric(float64(tRSS)/(1<<20), "tether-peak-MiB")
 		b.ReportMetric(float64(kRSS)/(1<<20), "kubectl-peak-MiB")
 		b.ReportMetric(float64(tRSS)/float64(kRSS), "rss-ratio")
+		if baseline != "" {
+			b.ReportMetric(float64(bWall.Milliseconds())/float64(b.N), "baseline-ms/op")
+			b.ReportMetric(float64(bWall)/float64(kWall), "baseline-wall-ratio")
+			b.ReportMetric(float64(bRSS)/(1<<20), "baseline-peak-MiB")
+			b.ReportMetric(float64(bRSS)/float64(kRSS), "baseline-rss-ratio")
+		}
 	})
 }
 

@@ -19,6 +19,8 @@ package cli
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strings"
 	"sync"
 
 	"github.com/go-logr/logr"
@@ -73,6 +75,74 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	return b.close()
+}
+
+// tableListOptions returns the list options with which the local store
+// decodes only what a table of rt prints: the fields of every printer
+// column of its CRD (-o wide's included), besides the metadata the
+// printers read. It returns none on a cluster, for a kind without a CRD,
+// or when a column's JSONPath does not start with a field path.
+func (b *Backend) tableListOptions(rt ResourceType) []client.ListOption {
+	if b.Cluster || rt.CRD == nil {
+		return nil
+	}
+	v := rt.Version()
+	if v == nil {
+		return nil
+	}
+	var fields filestore.Fields
+	for _, c := range v.AdditionalPrinterColumns {
+		paths := columnFields(c.JSONPath)
+		if len(paths) == 0 {
+			return nil
+		}
+		fields = append(fields, paths...)
+	}
+	return []client.ListOption{fields}
+}
+
+// elementFilter is a JSONPath step that selects the elements of an array
+// by one field and reads another, as a condition column does:
+// [?(@.type=="Ready")].status.
+var elementFilter = regexp.MustCompile(`^\[\?\(@\.([A-Za-z0-9_]+)\s*==\s*"[^"\\]*"\)\]\.([A-Za-z0-9_]+)$`)
+
+// columnFields returns the fields a column's JSONPath reads, as
+// filestore.Fields paths: the field path it starts with
+// (status.currentStep.name), and, after an array filtered as in
+// elementFilter, the two fields of its elements
+// (status.conditions[].type, status.conditions[].status); the whole value
+// at the field path when it goes on otherwise; none when it does not
+// start with a field path.
+func columnFields(jsonPath string) []string {
+	rest, ok := strings.CutPrefix(jsonPath, ".")
+	if !ok {
+		return nil
+	}
+	var parts []string
+	for rest != "" {
+		end := strings.IndexAny(rest, ".[")
+		if end < 0 {
+			end = len(rest)
+		}
+		name := rest[:end]
+		if name == "" || strings.ContainsAny(name, `@*$?()'"\{} `) {
+			break
+		}
+		parts = append(parts, name)
+		rest = rest[end:]
+		if strings.HasPrefix(rest, "[") {
+			if m := elementFilter.FindStringSubmatch(rest); m != nil {
+				at := strings.Join(parts, ".") + "[]."
+				return []string{at + m[1], at + m[2]}
+			}
+			break
+		}
+		rest = strings.TrimPrefix(rest, ".")
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	return []string{strings.Join(parts, ".")}
 }
 
 // Backend opens the backend the global flags select: the local store by

@@ -17,6 +17,7 @@ limitations under the License.
 package cli
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -32,6 +33,11 @@ import (
 	"k8s.io/kubectl/pkg/cmd/get"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// decodeTableFieldsOnly lets a table's list decode only the fields its
+// columns print (see Backend.tableListOptions); tests turn it off to
+// compare with the tables of whole objects.
+var decodeTableFieldsOnly = true
 
 type getOptions struct {
 	g              *GlobalOptions
@@ -155,7 +161,13 @@ func (o *getOptions) fetch(ctx context.Context, b *Backend, targets []Target, ns
 	var errs []error
 	for _, t := range targets {
 		if len(t.Names) == 0 {
-			list, err := o.list(ctx, b, t.Type, ns)
+			var opts []client.ListOption
+			if decodeTableFieldsOnly && o.humanReadable() && *o.print.HumanReadableFlags.SortBy == "" {
+				// A table prints a few fields of each object: the
+				// local store decodes only those.
+				opts = b.tableListOptions(t.Type)
+			}
+			list, err := o.list(ctx, b, t.Type, ns, opts...)
 			if err != nil {
 				errs = append(errs, err)
 				continue
@@ -218,10 +230,10 @@ func (o *getOptions) listOptions(rt ResourceType, ns string) *client.ListOptions
 	return lo
 }
 
-func (o *getOptions) list(ctx context.Context, b *Backend, rt ResourceType, ns string) (*unstructured.UnstructuredList, error) {
+func (o *getOptions) list(ctx context.Context, b *Backend, rt ResourceType, ns string, extra ...client.ListOption) (*unstructured.UnstructuredList, error) {
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(rt.GVK.GroupVersion().WithKind(rt.GVK.Kind + "List"))
-	if err := b.Client.List(ctx, list, o.listOptions(rt, ns)); err != nil {
+	if err := b.Client.List(ctx, list, append([]client.ListOption{o.listOptions(rt, ns)}, extra...)...); err != nil {
 		return nil, err
 	}
 	return list, nil
@@ -256,7 +268,10 @@ func (o *getOptions) printer(rt ResourceType, withNamespace, withKind bool) (pri
 // tables the API server returns: one header per type, a blank line
 // between types, the kind before each name when several types are shown.
 func (o *getOptions) printTables(ctx context.Context, b *Backend, results []fetched, errs []error) error {
-	tracking := &trackingWriter{w: o.out}
+	// The tab writer writes cell by cell: one system call each, unbuffered.
+	out := bufio.NewWriterSize(o.out, 64<<10)
+	defer func() { _ = out.Flush() }()
+	tracking := &trackingWriter{w: out}
 	sep := &separatorWriter{w: tracking}
 	w := printers.GetNewTabWriter(sep)
 	withKind := len(results) > 1
@@ -283,6 +298,9 @@ func (o *getOptions) printTables(ctx context.Context, b *Backend, results []fetc
 		}
 	}
 	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
 		return err
 	}
 	if tracking.written == 0 && len(errs) == 0 && !o.ignoreNotFound {

@@ -18,9 +18,13 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"reflect"
 	"slices"
 	"testing"
+	"time"
 
+	"k8s.io/apiextensions-apiserver/pkg/registry/customresource/tableconvertor"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -69,6 +73,54 @@ func TestToTableStateColumn(t *testing.T) {
 		}
 		if got := table.Rows[0].Cells[col]; got != tt.want {
 			t.Errorf("%s with status %v: State cell = %v, want %v", tt.resource, tt.status, got, tt.want)
+		}
+	}
+}
+
+// TestToTableInPartsIsOneConversion converts a list large enough to be
+// converted in parts and checks every row against one conversion of the
+// whole list by the CRD table convertor.
+func TestToTableInPartsIsOneConversion(t *testing.T) {
+	rts, err := testTypes(t).Resolve("hooks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := rts[0]
+	created := metav1.NewTime(time.Now().Add(-50 * time.Hour))
+	objs := make([]*unstructured.Unstructured, 3*tablePart+7)
+	whole := &unstructured.UnstructuredList{Object: map[string]interface{}{}}
+	for i := range objs {
+		objs[i] = &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": rt.GVK.GroupVersion().String(),
+			"kind":       rt.GVK.Kind,
+			"metadata":   map[string]interface{}{"name": fmt.Sprintf("h-%05d", i), "namespace": "default", "creationTimestamp": created.UTC().Format(time.RFC3339)},
+			"spec":       map[string]interface{}{"assignee": fmt.Sprintf("agent-%d", i%7), "suspend": i%2 == 0},
+			"status": map[string]interface{}{"state": "step_running", "currentStep": map[string]interface{}{"name": "s", "attempt": int64(i % 5)},
+				"conditions": []interface{}{map[string]interface{}{"type": "HistoryConsistent", "reason": []string{"HistoryMismatch", "Consistent"}[i%2]}}},
+		}}
+		whole.Items = append(whole.Items, *objs[i])
+	}
+	table, err := ToTable(context.Background(), rt, objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := tableconvertor.New(rt.Version().AdditionalPrinterColumns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := conv.ConvertToTable(context.Background(), whole, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table.Rows) != len(want.Rows) {
+		t.Fatalf("%d rows, want %d", len(table.Rows), len(want.Rows))
+	}
+	for i := range want.Rows {
+		if !reflect.DeepEqual(table.Rows[i].Cells, want.Rows[i].Cells) {
+			t.Fatalf("row %d: %v, want %v", i, table.Rows[i].Cells, want.Rows[i].Cells)
+		}
+		if table.Rows[i].Object.Object != objs[i] {
+			t.Fatalf("row %d does not point at its object", i)
 		}
 	}
 }

@@ -189,7 +189,7 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	if !isUnstructured {
 		slots = newItemSlots(list)
 	}
-	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace, slots, nil)
+	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace, slots, shapeOf(opts, isUnstructured))
 	if err != nil {
 		return err
 	}
@@ -385,7 +385,7 @@ func (c *Client) DeleteAllOf(ctx context.Context, obj client.Object, opts ...cli
 	if err != nil {
 		return err
 	}
-	_, items, err := c.s.listSettled(ctx, r, dao.Namespace, nil, nil)
+	_, items, err := c.s.listSettled(ctx, r, dao.Namespace, nil, readShape{})
 	if err != nil {
 		return err
 	}

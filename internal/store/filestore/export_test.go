@@ -32,3 +32,20 @@ func (s *Store) ObjectReads() uint64 { return s.objectReads.Load() }
 // SetStampSettle sets how long ago a file must have changed to be stamped.
 // Call it before the store is used.
 func (s *Store) SetStampSettle(d time.Duration) { s.stampSettle = d }
+
+// OwnersStats counts the owner index's loads from disk and its rebuilds
+// from the whole journal.
+func (s *Store) OwnersStats() (loads, rebuilds int64) { return s.ownersStats() }
+
+// CollectingByIndex tells whether the garbage collector would find the
+// dependents of uid in namespace through the owner index (not by listing),
+// and how many it names.
+func (s *Store) CollectingByIndex(uid, namespace string) (int, bool) {
+	deps, ok := s.dependentsOf(uid, namespace)
+	return len(deps), ok
+}
+
+// ListDependents makes the garbage collector list every kind for an
+// owner's dependents, as it did before the owner index, so that a
+// benchmark can time both in one run.
+func (s *Store) ListDependents() { s.listDependents = true }

@@ -65,7 +65,9 @@ func (e *InvalidEditError) Error() string { return "invalid hand edit: " + e.Fil
 // returns an *InvalidEditError for an edit it refuses.
 func (s *Store) adoptFile(ctx context.Context, path string) error {
 	s.lockedAdoptions.Add(1)
-	return s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
+	err := s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
+	s.collectOrphans(ctx)
+	return err
 }
 
 // adoptLocked is adoptFile for a caller that holds the write lock.
@@ -124,6 +126,7 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 		}
 		if err == nil {
 			s.observeHandEdit(true)
+			err = s.collectIfOrphanedLocked(r, last, next)
 		}
 		return err
 	}
@@ -189,14 +192,15 @@ func (s *Store) settled(ctx context.Context, r *resource, namespace, name string
 		out, err = s.currentLocked(ctx, r, namespace, name)
 		return err
 	})
+	s.collectOrphans(ctx)
 	return out, err
 }
 
 // listSettled lists like list, after adopting pending hand edits; a file
 // whose edit is refused contributes its last valid version. The objects
-// are sorted by namespace and name. Given mention, it may leave out,
+// are sorted by namespace and name. Given a mention, it may leave out,
 // undecoded, objects whose JSON does not contain it (see list).
-func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, slots *itemSlots, mention []byte) (uint64, []*storedObject, error) {
+func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, slots *itemSlots, shape readShape) (uint64, []*storedObject, error) {
 	for attempt := 0; ; attempt++ {
 		var rv uint64
 		var items []*storedObject
@@ -206,7 +210,7 @@ func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, 
 			if rv, err = s.currentRV(); err != nil {
 				return err
 			}
-			items, pending, err = s.list(r, namespace, slots, mention)
+			items, pending, err = s.list(r, namespace, slots, shape)
 			if err != nil || len(pending) > 0 && attempt == 0 {
 				return err
 			}

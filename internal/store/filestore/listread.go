@@ -26,6 +26,7 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -56,7 +57,7 @@ type journalVersion struct {
 // it was found so is not even read. Any other file (a hand edit, an object
 // whose entry was compacted away, a journal that cannot be read) is read
 // from its YAML as before. Slots of unreadable files stay nil.
-func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, mention []byte) []*storedObject {
+func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, shape readShape) []*storedObject {
 	read := make([]*storedObject, len(paths))
 	if slots != nil {
 		slots.make(len(paths))
@@ -78,7 +79,7 @@ func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, menti
 		if slots != nil {
 			typed = slots.at(i)
 		}
-		if so, st, isFresh := s.readFromJournal(index, stamps, paths[i], typed, mention, settled); so != nil {
+		if so, st, isFresh := s.readFromJournal(index, stamps, paths[i], typed, shape, settled); so != nil {
 			if typed != nil {
 				so.slot = i + 1
 			}
@@ -132,9 +133,10 @@ func (s *Store) restamp(r *resource, index *journalIndex, old stampSet, paths []
 // entry does not decode to the object the path names. It returns the
 // file's stamp too, when it has one: the stamp in stamps that still holds,
 // or a fresh one (isFresh) for a file found whole that last changed before
-// settled (Unix nanoseconds). Given mention, an entry whose JSON does not
-// contain it is not decoded: the object is marked unmentioned.
-func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, mention []byte, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
+// settled (Unix nanoseconds). Given a mention, an entry whose JSON does
+// not contain it is not decoded: the object is marked unmentioned. Given
+// fields, an unstructured object is decoded with those fields only.
+func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, shape readShape, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
 	if index == nil {
 		return nil, fileStamp{}, false
 	}
@@ -147,15 +149,19 @@ func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path strin
 	if !ok {
 		return nil, fileStamp{}, false
 	}
+	// The line is read into a buffer of the pool: what is decoded from it
+	// is copied out.
+	line := lineBuffers.Get().(*[]byte)
+	defer lineBuffers.Put(line)
 	if st, ok := stamps[key]; ok && st.rv == v.rv && s.stampHolds(st, path) {
-		object, ok := index.object(v, ns, name)
+		object, ok := index.object(v, ns, name, line)
 		if !ok {
 			return nil, fileStamp{}, false
 		}
-		if mention != nil && !bytes.Contains(object, mention) {
+		if shape.mention != nil && !bytes.Contains(object, shape.mention) {
 			return &storedObject{unmentioned: true}, st, false
 		}
-		if so := decodeEntryObject(object, ns, name, typed); so != nil {
+		if so := decodeEntryObject(object, ns, name, typed, shape.fields); so != nil {
 			return so, st, false
 		}
 		return nil, fileStamp{}, false
@@ -174,13 +180,13 @@ func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path strin
 	if !valid || rv != v.rv {
 		return nil, fileStamp{}, false
 	}
-	object, ok := index.object(v, ns, name)
+	object, ok := index.object(v, ns, name, line)
 	if !ok {
 		return nil, fileStamp{}, false
 	}
-	if mention != nil && !bytes.Contains(object, mention) {
+	if shape.mention != nil && !bytes.Contains(object, shape.mention) {
 		so = &storedObject{unmentioned: true}
-	} else if so = decodeEntryObject(object, ns, name, typed); so == nil {
+	} else if so = decodeEntryObject(object, ns, name, typed, shape.fields); so == nil {
 		return nil, fileStamp{}, false
 	}
 	if st, ok := stampOf(fi, rv); ok && st.ctime < settled && st.size == int64(len(data)) {
@@ -190,9 +196,10 @@ func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path strin
 }
 
 // decodeEntryObject decodes a journal entry's object, into typed when it
-// is given, or returns nil when it does not decode to the object
+// is given, else as an unstructured object holding only fields when they
+// are given, or returns nil when it does not decode to the object
 // namespace/name.
-func decodeEntryObject(object json.RawMessage, ns, name string, typed client.Object) *storedObject {
+func decodeEntryObject(object json.RawMessage, ns, name string, typed client.Object, fields fieldTree) *storedObject {
 	so := &storedObject{}
 	var obj metav1.Object
 	var err error
@@ -203,7 +210,11 @@ func decodeEntryObject(object json.RawMessage, ns, name string, typed client.Obj
 	} else {
 		so.obj = &unstructured.Unstructured{}
 		obj = so.obj
-		err = utiljson.Unmarshal(object, &so.obj.Object)
+		if fields != nil {
+			so.obj.Object, err = project(object, fields)
+		} else {
+			err = utiljson.Unmarshal(object, &so.obj.Object)
+		}
 		if so.obj.Object == nil {
 			return nil
 		}
@@ -308,7 +319,9 @@ func (s *Store) journalIndex(r *resource) *journalIndex {
 	}
 	ix := &journalIndex{f: f, versions: map[string]journalVersion{}}
 	resourceField := []byte(`"resource":"` + r.plural + `"`)
-	var buf []byte
+	// Room for a chunk and the torn line kept before it: grown only for a
+	// longer line.
+	buf := make([]byte, 0, journalIndexChunk+64<<10)
 	var lines [][]byte
 	var offsets []int64
 	var offset int64
@@ -383,10 +396,14 @@ func (ix *journalIndex) add(r *resource, lines [][]byte, offsets []int64, resour
 	return true
 }
 
+// lineBuffers holds the buffers journal lines are read into.
+var lineBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 // object reads the object of v, the newest entry of namespace/name, from
-// the journal; false if the line there is not that entry.
-func (ix *journalIndex) object(v journalVersion, namespace, name string) (json.RawMessage, bool) {
-	line := make([]byte, v.size)
+// the journal into buf; false if the line there is not that entry.
+func (ix *journalIndex) object(v journalVersion, namespace, name string, buf *[]byte) (json.RawMessage, bool) {
+	*buf = slices.Grow((*buf)[:0], v.size)[:v.size]
+	line := *buf
 	if _, err := ix.f.ReadAt(line, v.offset); err != nil {
 		return nil, false
 	}

@@ -261,6 +261,7 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 		err = s.commit(r, Modified, next)
 		return err
 	})
+	s.collectOrphans(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -445,34 +446,64 @@ func (s *Store) remove(ctx context.Context, r *resource, namespace, name string,
 	if err == nil && gone != nil && !opts.orphanDeps {
 		s.collectDependents(ctx, gone)
 	}
+	s.collectOrphans(ctx)
 	return err
 }
 
 // collectDependents deletes, in the background, every object in the owner's
 // namespace whose ownerReferences name the owner's uid, as Kubernetes'
-// garbage collector does with background propagation.
+// garbage collector does with background propagation. The owner index
+// names them (see owners.go); when it cannot tell, every kind is listed.
 func (s *Store) collectDependents(ctx context.Context, owner *unstructured.Unstructured) {
+	deps, ok := s.dependentsOf(string(owner.GetUID()), owner.GetNamespace())
+	if !ok || s.listDependents {
+		s.collectDependentsListing(ctx, owner)
+		return
+	}
+	for _, d := range deps {
+		r, known := s.byPlural[d.resource]
+		if !known || r.namespaced != (owner.GetNamespace() != "") {
+			continue
+		}
+		// The index is a hint: the object as it is now, its hand edit
+		// adopted, decides.
+		obj, err := s.settled(ctx, r, d.namespace, d.name)
+		if err != nil {
+			continue
+		}
+		s.removeIfOwnedBy(ctx, r, obj, owner.GetUID())
+	}
+}
+
+// removeIfOwnedBy deletes obj when its ownerReferences name uid.
+func (s *Store) removeIfOwnedBy(ctx context.Context, r *resource, obj metav1.Object, uid types.UID) {
+	for _, ref := range obj.GetOwnerReferences() {
+		if ref.UID != uid {
+			continue
+		}
+		err := s.remove(ctx, r, obj.GetNamespace(), obj.GetName(), deleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			s.log.Error(err, "garbage collection: deleting dependent", "resource", r.plural, "name", obj.GetName())
+		}
+		return
+	}
+}
+
+// collectDependentsListing is collectDependents without the owner index:
+// it lists every kind in the owner's namespace.
+func (s *Store) collectDependentsListing(ctx context.Context, owner *unstructured.Unstructured) {
 	for _, r := range s.byPlural {
 		if r.namespaced && owner.GetNamespace() == "" {
 			continue
 		}
 		// Only an object whose JSON holds the owner's uid can name it.
-		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace(), nil, []byte(owner.GetUID()))
+		_, objs, err := s.listSettled(ctx, r, owner.GetNamespace(), nil, readShape{mention: []byte(owner.GetUID())})
 		if err != nil {
 			s.log.Error(err, "garbage collection: listing", "resource", r.plural)
 			continue
 		}
 		for _, so := range objs {
-			obj := so.obj
-			for _, ref := range obj.GetOwnerReferences() {
-				if ref.UID != owner.GetUID() {
-					continue
-				}
-				err := s.remove(ctx, r, obj.GetNamespace(), obj.GetName(), deleteOptions{})
-				if err != nil && !apierrors.IsNotFound(err) {
-					s.log.Error(err, "garbage collection: deleting dependent", "resource", r.plural, "name", obj.GetName())
-				}
-			}
+			s.removeIfOwnedBy(ctx, r, so.obj, owner.GetUID())
 		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -322,12 +323,12 @@ func TestStampsGoWithDeletedObjects(t *testing.T) {
 	}
 }
 
-// TestCascadeDeletionAmongMany deletes an owner among enough objects of
-// its dependents' kind that the garbage collector takes them from the
-// journal, leaving undecoded those that do not mention the owner's uid:
-// every dependent must go, including one whose owner reference is a hand
-// edit not yet adopted, and nothing else, including an object that holds
-// the uid elsewhere.
+// TestCascadeDeletionAmongMany deletes an owner among many objects, its
+// dependents found through the owner index: every dependent must go, of
+// every kind, including one whose owner reference is a hand edit not yet
+// adopted (collected when adopted), and nothing else: not an object that
+// holds the uid elsewhere, one whose hand edit removed its owner reference,
+// or one in another namespace naming the same uid.
 func TestCascadeDeletionAmongMany(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -357,6 +358,29 @@ func TestCascadeDeletionAmongMany(t *testing.T) {
 	}
 	must(t, os.WriteFile(edited, withRef, 0o600))
 	dependents["h-200"] = true
+	// h-207 is a dependent in the journal whose file no longer says so.
+	released := filepath.Join(dir, "hooks", "default", "h-207.yaml")
+	data, err = os.ReadFile(released)
+	must(t, err)
+	withoutRef := regexp.MustCompile(`(?s)\n  ownerReferences:\n.*?\n  (resourceVersion|uid)`).ReplaceAll(data, []byte("\n  $1"))
+	if bytes.Equal(withoutRef, data) {
+		t.Fatalf("no owner reference to remove in\n%s", data)
+	}
+	must(t, os.WriteFile(released, withoutRef, 0o600))
+	delete(dependents, "h-207")
+	for i := range 3 {
+		cp := &agentsv1alpha1.Checkpoint{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("owner-%d", i), OwnerReferences: []metav1.OwnerReference{ref}},
+			Spec:       agentsv1alpha1.CheckpointSpec{HookName: owner.Name, Trigger: agentsv1alpha1.TriggerManual},
+		}
+		must(t, c.Create(ctx, cp))
+	}
+	elsewhere := hook("h-elsewhere")
+	elsewhere.Namespace, elsewhere.OwnerReferences = "team", []metav1.OwnerReference{ref}
+	must(t, c.Create(ctx, elsewhere))
+	if n, byIndex := s.CollectingByIndex(string(owner.UID), "default"); !byIndex || n != len(dependents)-1+3+1 {
+		t.Errorf("the owner index names %d dependents (by index: %v), want the %d in the journal", n, byIndex, len(dependents)-1+3+1)
+	}
 
 	must(t, c.Delete(ctx, owner))
 	list := &agentsv1alpha1.HookList{}
@@ -370,10 +394,17 @@ func TestCascadeDeletionAmongMany(t *testing.T) {
 			t.Errorf("dependent %s was not deleted with its owner", name)
 		}
 	}
-	if want := stampedObjects - len(dependents); len(list.Items) != want {
+	if want := stampedObjects - len(dependents) + 1; len(list.Items) != want { // h-elsewhere
 		t.Errorf("%d Hooks left, want %d", len(list.Items), want)
 	}
 	if !left["h-011"] {
 		t.Errorf("h-011, which only mentions the owner's uid, was deleted")
 	}
+	if !left["h-207"] {
+		t.Errorf("h-207, whose hand edit removed its owner reference, was deleted")
+	}
+	if cps := &(agentsv1alpha1.CheckpointList{}); c.List(ctx, cps) != nil || len(cps.Items) != 0 {
+		t.Errorf("Checkpoints of the owner left: %d", len(cps.Items))
+	}
+	must(t, c.Get(ctx, client.ObjectKeyFromObject(elsewhere), elsewhere))
 }

@@ -156,6 +156,20 @@ type Store struct {
 	// objectReads counts the object files that large lists and the
 	// hand-edit scan read (see stamps.go).
 	objectReads atomic.Uint64
+	// ownersMu guards owners, the owner index as this process last read
+	// it (see owners.go); ownersLoads and ownersRebuilds count its loads
+	// from disk and its rebuilds from the whole journal.
+	ownersMu       sync.Mutex
+	owners         *ownerIndex
+	ownersLoads    atomic.Int64
+	ownersRebuilds atomic.Int64
+	// listDependents makes the collector list instead of using the owner
+	// index (benchmarks compare the two).
+	listDependents bool
+	// orphans are objects deleted for naming only absent owners, whose own
+	// dependents are still to be collected (see collectOrphans).
+	orphansMu sync.Mutex
+	orphans   []*unstructured.Unstructured
 	// stampSettle is how long ago a file must have changed to be stamped.
 	stampSettle time.Duration
 	observer    Observer
@@ -980,7 +994,7 @@ func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) 
 // whose entry's JSON does not contain it, without decoding them: the
 // garbage collector looks for its owner's uid so, in every kind, at every
 // deletion. Objects read another way are all returned.
-func (s *Store) list(r *resource, namespace string, slots *itemSlots, mention []byte) (items []*storedObject, pending []string, err error) {
+func (s *Store) list(r *resource, namespace string, slots *itemSlots, shape readShape) (items []*storedObject, pending []string, err error) {
 	var dirs []string
 	if namespace != "" || !r.namespaced {
 		dirs = []string{s.objectDir(r, namespace)}
@@ -1028,7 +1042,7 @@ func (s *Store) list(r *resource, namespace string, slots *itemSlots, mention []
 	for i, f := range files {
 		paths[i] = f.path
 	}
-	read := s.readObjects(r, paths, slots, mention)
+	read := s.readObjects(r, paths, slots, shape)
 	for i, so := range read {
 		if so != nil && so.unmentioned {
 			continue

@@ -151,7 +151,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 	defer func() { _ = w.fsw.Close() }()
 
 	if initial {
-		rv, items, err := w.c.s.listSettled(ctx, w.r, w.m.namespace, nil, nil)
+		rv, items, err := w.c.s.listSettled(ctx, w.r, w.m.namespace, nil, readShape{})
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return
