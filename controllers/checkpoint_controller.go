@@ -44,6 +44,7 @@ import (
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
 	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
 // CheckpointControllerName names the Checkpoint reconciler in Events and logs.
@@ -130,14 +131,13 @@ func (r *CheckpointReconciler) prune(ctx context.Context, cp *v1.Checkpoint) (bo
 		return false, client.IgnoreNotFound(err)
 	}
 	limit := int(r.Config.Effective(&hook.Spec).MaxCheckpoints)
-	list := &v1.CheckpointList{}
-	if err := r.Client.List(ctx, list, client.InNamespace(cp.Namespace), ofHook(hook)); err != nil {
+	own, err := recoveryfile.HookCheckpoints(ctx, r.Client, hook)
+	if err != nil {
 		return false, err
 	}
 	var live []*v1.Checkpoint
-	for i := range list.Items {
-		c := &list.Items[i]
-		if c.Spec.HookName == hook.Name && c.DeletionTimestamp.IsZero() {
+	for i := range own {
+		if c := &own[i]; c.DeletionTimestamp.IsZero() {
 			live = append(live, c)
 		}
 	}

@@ -22,7 +22,6 @@ import (
 	"sync"
 
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
@@ -44,9 +43,4 @@ func indexCheckpointsByHook(mgr ctrl.Manager) error {
 		return fmt.Errorf("indexing checkpoints by %s: %w", recoveryfile.CheckpointHookNameField, err)
 	}
 	return nil
-}
-
-// ofHook selects the Checkpoints of hook through the index.
-func ofHook(hook *v1.Hook) client.MatchingFields {
-	return client.MatchingFields{recoveryfile.CheckpointHookNameField: hook.Name}
 }

@@ -169,7 +169,7 @@ func (r *HookReconciler) writeRecoveryFile(ctx context.Context, hook *v1.Hook) e
 		return nil
 	}
 	// The last checkpoint and the timeline come from the Hook's Checkpoints.
-	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook, ofHook(hook))
+	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook)
 	if err != nil {
 		return fmt.Errorf("listing the checkpoints of hook %s/%s: %w", hook.Namespace, hook.Name, err)
 	}

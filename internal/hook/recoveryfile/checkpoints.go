@@ -18,6 +18,7 @@ package recoveryfile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -104,13 +105,28 @@ func IndexCheckpointHookName(o client.Object) []string {
 
 // ListCheckpoints lists hook's Checkpoints through c and summarizes them,
 // newest first. It is what `tether recover` and the Hook reconciler pass
-// as Options.Checkpoints. A cache indexed by CheckpointHookNameField is
-// asked with opts client.MatchingFields{CheckpointHookNameField: hook.Name};
-// other readers list the namespace.
-func ListCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook, opts ...client.ListOption) ([]CheckpointSummary, []v1.Checkpoint, error) {
-	list := &v1.CheckpointList{}
-	if err := c.List(ctx, list, append([]client.ListOption{client.InNamespace(hook.Namespace)}, opts...)...); err != nil {
+// as Options.Checkpoints.
+func ListCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook) ([]CheckpointSummary, []v1.Checkpoint, error) {
+	own, err := HookCheckpoints(ctx, c, hook)
+	if err != nil {
 		return nil, nil, err
+	}
+	return Summarize(hook, own), own, nil
+}
+
+// HookCheckpoints lists hook's Checkpoints, in any order, deletions under
+// way included. It asks c through the CheckpointHookNameField index first,
+// which a cache indexed so answers with the Hook's Checkpoints alone, and
+// lists the namespace when c has no such index (a client of the store or
+// the API server, which refuse the field).
+func HookCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook) ([]v1.Checkpoint, error) {
+	list := &v1.CheckpointList{}
+	err := c.List(ctx, list, client.InNamespace(hook.Namespace), client.MatchingFields{CheckpointHookNameField: hook.Name})
+	if err != nil {
+		list = &v1.CheckpointList{}
+		if ferr := c.List(ctx, list, client.InNamespace(hook.Namespace)); ferr != nil {
+			return nil, errors.Join(err, ferr)
+		}
 	}
 	var own []v1.Checkpoint
 	for _, cp := range list.Items {
@@ -118,7 +134,7 @@ func ListCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook, opts .
 			own = append(own, cp)
 		}
 	}
-	return Summarize(hook, own), own, nil
+	return own, nil
 }
 
 // LiveChanges sets opts.ChangedFiles, live, to the workspace files changed
