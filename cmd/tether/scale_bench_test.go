@@ -73,8 +73,9 @@ const (
 	checkpointsPerHook = 5
 )
 
-// BenchmarkOperatorScale10k runs the built binary on 10,000 Hooks on each
-// backend in the same run: `tether run` on the local store and `tether run
+// BenchmarkOperatorScale10k runs the built binary on 10,000 Hooks, with
+// the fleet around them (scaleFleet: 1,000 Workers, 50,000 Checkpoints), on
+// each backend in the same run: `tether run` on the local store and `tether run
 // --cluster` on envtest's kube-apiserver and etcd. For each it reports the
 // time from start until the Hook controller's caches synced (its "Starting
 // workers" log line, which controller-runtime writes once WaitForCacheSync

@@ -194,11 +194,10 @@ func (s *Store) loadOwners() *ownerIndex {
 // ownersFor returns the owner index as of the journal's end: the one this
 // process holds or the saved one, when it still matches the journal, read
 // on from where it ends; else one built from the whole journal. It returns
-// nil when the journal cannot be read. The caller holds a lock, under
-// which the journal only grows.
+// nil when the journal cannot be read. The caller holds a store lock,
+// under which the journal only grows, and ownersMu, which guards the index
+// (deletions under the shared lock read and extend it side by side).
 func (s *Store) ownersFor() *ownerIndex {
-	s.ownersMu.Lock()
-	defer s.ownersMu.Unlock()
 	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil
@@ -345,6 +344,8 @@ type dependentKey struct{ resource, namespace, name string }
 // uid, by the index; false when the index cannot tell (the journal cannot
 // be read, or a line of it did not decode).
 func (s *Store) dependentsOf(uid, namespace string) ([]dependentKey, bool) {
+	s.ownersMu.Lock()
+	defer s.ownersMu.Unlock()
 	var ix *ownerIndex
 	if err := s.withReadLock(func() error {
 		ix = s.ownersFor()
