@@ -359,6 +359,15 @@ type AgentSession struct {
 	// LastCompactedAt is when the session's context was last compacted.
 	// +optional
 	LastCompactedAt *metav1.Time `json:"lastCompactedAt,omitempty"`
+	// AnchorPending is the number (as counted in compactions) of the
+	// compaction whose anchor the agent has not been given yet: set for an
+	// agent that sends no event after a compaction (Gemini CLI), cleared by
+	// the next event of the session whose answer carries the anchor, or by
+	// a session start, which answers the whole recovery file. Zero when
+	// none is pending.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	AnchorPending int32 `json:"anchorPending,omitempty"`
 	// Continuations counts the Stop continuations this session got in a row
 	// (reset when a person speaks, and for a new session); the per-session
 	// cap applies to it.

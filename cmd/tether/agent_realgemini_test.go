@@ -267,22 +267,45 @@ func TestRealGeminiCLIAcceptance(t *testing.T) {
 	// Session 3: an answer that reports a prompt of 700,000 tokens makes the
 	// client compress its history before the next model call (its threshold
 	// is half of the model's 1,048,576): PreCompress with trigger auto, and
-	// the compression's pre_compact checkpoint. The continuation that
+	// the compression's pre_compact checkpoint. No event follows the
+	// compression: the next tool call's AfterTool carries the anchor, which
+	// the client appends to the tool's result. The continuation that
 	// follows has no progress to report, so the loop ends.
 	cpBefore := e.ok("get", "checkpoints", "-o", "jsonpath={.items[*].spec.trigger}")
 	n = len(e.gmodel.Requests())
 	big := fakemodel.Shell("git status --short")
 	big.InputTokens = 700000
-	e.gmodel.Push(big, fakemodel.Say("nothing to do"))
+	e.gmodel.Push(big, fakemodel.Shell("git log --oneline -1"), fakemodel.Say("nothing to do"))
 	e.geminiRun("--resume", "latest", "-p", "status?")
-	compressed := false
+	compressed, results := false, 0
 	for _, r := range e.gmodel.Requests()[n:] {
 		if !r.Agent && strings.Contains(string(r.Body), "state_snapshot") {
 			compressed = true
 		}
+		if !r.Agent || !compressed {
+			continue
+		}
+		user := geminiUserText(t, r.Body)
+		if !strings.Contains(user, "functionResponse") {
+			continue
+		}
+		// The first result after the compression is git status's, whose
+		// AfterTool came before it; the next is the one after.
+		if results++; results == 2 {
+			mustContain(t, "the request with the first tool result after the compression", user,
+				"hook_context", "# Your context was just compacted: where you were", "- Task: hook task", "- Last checkpoint: ", "pre_compact")
+		} else if strings.Contains(user, "Your context was just compacted") {
+			t.Errorf("the anchor came before the compression's next tool call:\n%s", user)
+		}
 	}
 	if !compressed {
 		t.Fatal("the client did not compress its history")
+	}
+	if results < 2 {
+		t.Fatalf("%d tool results after the compression, want 2", results)
+	}
+	if got := e.get("hook", "task", "{.status.agentSession.anchorPending}"); got != "" && got != "0" {
+		t.Errorf("anchorPending %q after the anchor was given", got)
 	}
 	if got := e.ok("get", "checkpoints", "-o", "jsonpath={.items[*].spec.trigger}"); strings.Count(got, "pre_compact") != strings.Count(cpBefore, "pre_compact")+1 {
 		t.Errorf("checkpoint triggers after the compression %q: want one more pre_compact", got)

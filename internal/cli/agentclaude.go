@@ -25,9 +25,10 @@ import (
 
 func init() {
 	registerAgent(&agentKind{
-		Name:    claudehook.Agent,
-		Title:   "Claude Code",
-		Adapter: claudehook.Adapter{},
+		Name:         claudehook.Agent,
+		Title:        "Claude Code",
+		Adapter:      claudehook.Adapter{},
+		Instructions: "CLAUDE.md",
 		Scopes: []agentScope{
 			{Name: string(claudesettings.ScopeProject), File: "DIR/.claude/settings.json"},
 			{Name: string(claudesettings.ScopeLocal), File: "DIR/.claude/settings.local.json"},

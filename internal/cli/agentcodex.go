@@ -45,9 +45,10 @@ var codexDialect = &claudesettings.Dialect{
 
 func init() {
 	registerAgent(&agentKind{
-		Name:    codexhook.Agent,
-		Title:   "OpenAI Codex CLI",
-		Adapter: codexhook.Adapter{ReadFile: os.ReadFile},
+		Name:         codexhook.Agent,
+		Title:        "OpenAI Codex CLI",
+		Adapter:      codexhook.Adapter{ReadFile: os.ReadFile},
+		Instructions: "AGENTS.md",
 		Scopes: []agentScope{
 			{Name: "project", File: "DIR/.codex/hooks.json"},
 			{Name: "user", File: "$CODEX_HOME/hooks.json, default ~/.codex/hooks.json"},

@@ -26,9 +26,10 @@ import (
 
 func init() {
 	registerAgent(&agentKind{
-		Name:    geminihook.Agent,
-		Title:   "Gemini CLI",
-		Adapter: geminihook.Adapter{},
+		Name:         geminihook.Agent,
+		Title:        "Gemini CLI",
+		Adapter:      geminihook.Adapter{},
+		Instructions: "GEMINI.md",
 		Scopes: []agentScope{
 			{Name: string(geminisettings.ScopeProject), File: "DIR/.gemini/settings.json"},
 			{Name: string(geminisettings.ScopeUser), File: "$GEMINI_CLI_HOME/.gemini/settings.json, default ~/.gemini/settings.json"},

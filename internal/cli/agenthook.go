@@ -153,7 +153,8 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, agent string, in io.Rea
 			warn("%v; using the built-in defaults", err)
 			cfg = config.Default("")
 		}
-		opts := agentsession.Options{Client: b.Client, Namespace: b.Namespace, Getenv: getenv, DefaultStaleAfter: cfg.StaleAfter.Duration}
+		opts := agentsession.Options{Client: b.Client, Namespace: b.Namespace, Getenv: getenv, DefaultStaleAfter: cfg.StaleAfter.Duration,
+			Capabilities: agentevent.CapabilitiesOf(kind.Adapter)}
 		opts.CheckpointRecorder = func() events.EventRecorder {
 			rec, _ := b.Recorder()
 			return rec

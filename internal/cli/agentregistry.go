@@ -36,6 +36,9 @@ type agentKind struct {
 	Title string
 	// Adapter translates the agent's hook events and tether's answers.
 	Adapter agentevent.Adapter
+	// Instructions is the agent's instructions file at the project root
+	// (CLAUDE.md), which `tether agent prompt --write` edits.
+	Instructions string
 	// Scopes are the values --scope takes, each with the file it edits.
 	Scopes []agentScope
 	// Edit installs or uninstalls tether's hook entries.
@@ -89,7 +92,7 @@ const defaultAgent = "claude"
 // registerAgent adds an agent; a second agent of the same name is a
 // programming error.
 func registerAgent(k *agentKind) {
-	if _, dup := agentKinds[k.Name]; dup || k.Adapter == nil || k.Edit == nil || len(k.Scopes) == 0 {
+	if _, dup := agentKinds[k.Name]; dup || k.Adapter == nil || k.Instructions == "" || k.Edit == nil || len(k.Scopes) == 0 {
 		panic(fmt.Sprintf("agent %q: registered twice or incomplete", k.Name))
 	}
 	agentKinds[k.Name] = k

@@ -113,7 +113,8 @@ type Event struct {
 // agent's protocol. The zero Answer says nothing.
 type Answer struct {
 	// Context is text for the agent's context (at SessionStart, Prompt and
-	// PostCompact); empty means none.
+	// PostCompact, and at the kinds of Capabilities.ContextKinds); empty
+	// means none.
 	Context string
 	// Continue is true when the agent must not end its turn (TurnEnd) but
 	// go on with Reason as its next instruction.
@@ -151,6 +152,45 @@ type Adapter interface {
 // and changes ev; what it cannot read leaves ev as it was.
 type Refiner interface {
 	Refine(ev *Event, getenv func(string) string)
+}
+
+// Capabilities are what an agent's hooks can and cannot do that the
+// neutral handler must know. The zero Capabilities are Claude Code's: a
+// SessionStart with source compact after every compaction.
+type Capabilities struct {
+	// NoCompactStart is true for an agent that sends no event after a
+	// compaction whose answer the model reads before it goes on (Gemini
+	// CLI): the compaction's anchor is recorded as pending at the PreCompact
+	// that Compacts, and given at the session's next event of one of
+	// ContextKinds.
+	NoCompactStart bool
+	// ContextKinds are the kinds of events whose answer's Context the agent
+	// adds to the model's context.
+	ContextKinds []Kind
+}
+
+// CarriesContext reports whether an answer to an event of kind k reaches
+// the model.
+func (c Capabilities) CarriesContext(k Kind) bool {
+	for _, ck := range c.ContextKinds {
+		if ck == k {
+			return true
+		}
+	}
+	return false
+}
+
+// Capable is an Adapter that declares its Capabilities.
+type Capable interface {
+	Capabilities() Capabilities
+}
+
+// CapabilitiesOf are a's Capabilities: the zero ones unless it is Capable.
+func CapabilitiesOf(a Adapter) Capabilities {
+	if c, ok := a.(Capable); ok {
+		return c.Capabilities()
+	}
+	return Capabilities{}
 }
 
 // DisableEnv is the environment variable that turns every hook answer into a

@@ -35,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/agentevent"
 	"github.com/tether-dev/tether/internal/agent/agentsession"
 	"github.com/tether-dev/tether/internal/agent/claudehook"
 	"github.com/tether-dev/tether/internal/agent/githooks"
@@ -64,6 +65,7 @@ type env struct {
 	now  time.Time
 	step time.Duration
 	env  map[string]string
+	caps agentevent.Capabilities
 }
 
 func newEnv(t *testing.T) *env {

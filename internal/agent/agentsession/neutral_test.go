@@ -46,7 +46,7 @@ func (e *env) serve(ev agentevent.Event) agentsession.Result {
 	now := e.now
 	res, err := agentsession.Serve(context.Background(), ev, agentsession.Options{
 		Client: e.c, Namespace: "default", Recorder: e.rec, Now: func() time.Time { return now },
-		Limits: agentevent.Limits{MaxConsecutive: 3, MaxPerHook: 5},
+		Limits: agentevent.Limits{MaxConsecutive: 3, MaxPerHook: 5}, Capabilities: e.caps,
 	})
 	if err != nil {
 		e.t.Fatalf("%s: %v", ev.Kind, err)
@@ -175,5 +175,72 @@ func TestServePreCompactThatCompacts(t *testing.T) {
 	}
 	if lc := e.hook(key).Status.LastCheckpoint; lc == nil || lc.Trigger != v1.TriggerPreCompact {
 		t.Fatalf("last checkpoint %+v, want pre_compact", lc)
+	}
+}
+
+// TestServeDeferredAnchor: an agent with no event after a compaction
+// (Gemini CLI's capabilities) has the anchor of a compaction that happens
+// given once, by the session's next event whose answer reaches the model;
+// a session start answers the recovery file instead and clears it.
+func TestServeDeferredAnchor(t *testing.T) {
+	gemini := agentevent.Capabilities{NoCompactStart: true, ContextKinds: []agentevent.Kind{agentevent.SessionStart, agentevent.Prompt, agentevent.ToolDone}}
+	compacts := agentevent.Event{Kind: agentevent.PreCompact, Trigger: "auto", Compacts: true}
+	tool := agentevent.Event{Kind: agentevent.ToolDone, Tool: "run_shell_command", Shell: "ls"}
+	prompt := agentevent.Event{Kind: agentevent.Prompt, Prompt: "go on"}
+	for _, tc := range []struct {
+		name  string
+		caps  agentevent.Capabilities
+		fresh bool // events within MaxHeartbeatInterval: only the anchor writes
+		evs   []agentevent.Event
+		// anchor[i] is whether the answer to evs[i] is the anchor.
+		anchor  []bool
+		pending int32
+	}{
+		{name: "tool call after the compaction", caps: gemini, evs: []agentevent.Event{compacts, tool, tool}, anchor: []bool{false, true, false}},
+		{name: "while the heartbeat is fresh", caps: gemini, fresh: true, evs: []agentevent.Event{compacts, tool, tool}, anchor: []bool{false, true, false}},
+		{name: "next prompt", caps: gemini, evs: []agentevent.Event{compacts, prompt, prompt}, anchor: []bool{false, true, false}},
+		{name: "end of turn carries none", caps: gemini, evs: []agentevent.Event{compacts, {Kind: agentevent.TurnEnd, Continued: true}, {Kind: agentevent.SessionEnd, Reason: "exit"}}, anchor: []bool{false, false, false}, pending: 1},
+		{name: "then the next turn", caps: gemini, evs: []agentevent.Event{compacts, {Kind: agentevent.TurnEnd, Continued: true}, prompt}, anchor: []bool{false, false, true}},
+		{name: "resume clears it", caps: gemini, evs: []agentevent.Event{compacts, {Kind: agentevent.SessionStart, Source: agentevent.SourceResume}, tool}, anchor: []bool{false, false, false}},
+		{name: "another session", caps: gemini, evs: []agentevent.Event{compacts, {Kind: agentevent.ToolDone, SessionID: "c2", Tool: "x"}}, anchor: []bool{false, false}},
+		{name: "second compaction", caps: gemini, evs: []agentevent.Event{compacts, compacts}, anchor: []bool{false, false}, pending: 2},
+		{name: "pre-compact that may give up", caps: gemini, evs: []agentevent.Event{{Kind: agentevent.PreCompact, Trigger: "auto"}, tool}, anchor: []bool{false, false}},
+		{name: "agent with a start event after compactions", evs: []agentevent.Event{compacts, tool, prompt}, anchor: []bool{false, false, false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.caps = tc.caps
+			key := e.createHook("task", e.ws, hookfsm.Initialize, hookfsm.Begin)
+			e.serve(agentevent.Event{Kind: agentevent.SessionStart, Source: agentevent.SourceStartup})
+			if tc.fresh {
+				e.step = time.Second
+			}
+			for i, ev := range tc.evs {
+				rv := e.hook(key).ResourceVersion
+				res := e.serve(ev)
+				got := strings.Contains(res.Reply.Context, "# Your context was just compacted")
+				if got != tc.anchor[i] {
+					t.Fatalf("event %d (%s): anchor %v, want %v; reply %+v", i, ev.Kind, got, tc.anchor[i], res.Reply)
+				}
+				if got {
+					mustHave(t, res.Reply.Context, `- Current step: "build" (1/2), attempt 1`, "- Last checkpoint:", "- Next:")
+				}
+				if tc.fresh && ev.Kind == agentevent.ToolDone && !got && e.hook(key).ResourceVersion != rv {
+					t.Fatalf("event %d: a fresh tool call without the anchor wrote the status", i)
+				}
+			}
+			if s := e.hook(key).Status.AgentSession; s.AnchorPending != tc.pending {
+				t.Fatalf("anchorPending %d, want %d (%+v)", s.AnchorPending, tc.pending, s)
+			}
+		})
+	}
+}
+
+func mustHave(t *testing.T, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Fatalf("no %q in:\n%s", sub, s)
+		}
 	}
 }

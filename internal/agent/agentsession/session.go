@@ -100,6 +100,9 @@ type Options struct {
 	// DefaultStaleAfter is the staleAfter of Hooks whose spec sets none
 	// (the configuration file's); zero means config.DefaultStaleAfter.
 	DefaultStaleAfter time.Duration
+	// Capabilities are the agent's (its adapter's
+	// agentevent.CapabilitiesOf); the zero ones are Claude Code's.
+	Capabilities agentevent.Capabilities
 }
 
 // Result is Serve's answer and what it has to say beside it.
@@ -251,29 +254,49 @@ func truncate(s string, n int) string {
 // heartbeat is the path of every prompt and tool call: one Get, and one
 // status update that heartbeats the Hook (unless it is terminal) and
 // refreshes agentSession.lastSeen, skipped while both are fresh (see
-// MaxHeartbeatInterval).
+// MaxHeartbeatInterval). For an agent with no event after a compaction, an
+// event whose answer reaches the model also gives the session's pending
+// anchor, clearing it in the same write.
 func (h *handler) heartbeat(ctx context.Context) error {
 	now := h.opts.now()
 	// A person's prompt starts the count of continuations in a row again,
 	// for agents whose end of turn cannot say that a person spoke (Gemini
 	// CLI submits tether's continuation as a prompt of its own, Continued).
 	person := h.ev.Kind == agentevent.Prompt && !h.ev.Continued
-	_, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
+	caps := h.opts.Capabilities
+	anchorAt := caps.NoCompactStart && caps.CarriesContext(h.ev.Kind)
+	var deliver bool
+	hook, err := hookwrite.UpdateStatus(ctx, h.opts.Client, h.key, func(hook *v1.Hook) (bool, error) {
+		deliver = false
 		s := hook.Status.AgentSession
-		reset := person && s != nil && s.SessionID == h.ev.SessionID && s.Continuations != 0
-		if h.fresh(hook, now) && !reset {
+		same := s != nil && s.SessionID == h.ev.SessionID
+		reset := person && same && s.Continuations != 0
+		pending := anchorAt && same && s.AnchorPending > 0
+		if h.fresh(hook, now) && !reset && !pending {
 			return false, nil
 		}
 		if !hook.Status.State.IsTerminal() {
 			// A heartbeat the state machine refuses changes nothing.
 			_, _ = hookwrite.Apply(hook, hookfsm.Input{Event: hookfsm.Heartbeat}, hookwrite.Options{Now: func() time.Time { return now }})
 		}
-		if s := h.touch(hook, now); person {
+		s = h.touch(hook, now)
+		if person {
 			s.Continuations = 0
+		}
+		if pending {
+			s.AnchorPending, deliver = 0, true
 		}
 		return true, nil
 	})
-	return err
+	if err != nil || !deliver {
+		return err
+	}
+	summaries, _, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
+	if err != nil {
+		h.note(fmt.Sprintf("tether: listing the checkpoints of hook %q: %v", hook.Name, err))
+	}
+	h.res.Reply = agentevent.Answer{Context: compactAnchor(hook, summaries)}
+	return nil
 }
 
 // fresh reports whether hook's heartbeat and this session's lastSeen are
@@ -367,7 +390,10 @@ func (h *handler) takeCheckpoint(ctx context.Context, req checkpoint.Request) er
 
 // preCompact takes a pre_compact checkpoint. The compaction is counted at
 // SessionStart with source compact, when it happened: the client runs
-// PreCompact before it commits to compacting and may give up.
+// PreCompact before it commits to compacting and may give up. An agent whose
+// PreCompact Compacts has it counted here, and when no event follows the
+// compaction its anchor is left pending for the next event that can carry
+// it.
 func (h *handler) preCompact(ctx context.Context) error {
 	desc := "before the agent's context was compacted"
 	if h.ev.Trigger != "" {
@@ -385,6 +411,9 @@ func (h *handler) preCompact(ctx context.Context) error {
 		if h.ev.Compacts {
 			s.Compactions++
 			s.LastCompactedAt = ptrTime(now)
+			if h.opts.Capabilities.NoCompactStart {
+				s.AnchorPending = s.Compactions
+			}
 		}
 		return true, nil
 	})
@@ -442,6 +471,8 @@ func (h *handler) sessionStart(ctx context.Context) error {
 		if prev != s {
 			s.LastFingerprint = ""
 		}
+		// The recovery file answered here holds what the anchor would say.
+		s.AnchorPending = 0
 		return true, nil
 	})
 	if err != nil {

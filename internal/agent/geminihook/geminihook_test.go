@@ -139,13 +139,37 @@ func TestRenderAnswer(t *testing.T) {
 		{BeforeAgent, agentevent.Answer{Context: "ctx"}, `{"hookSpecificOutput":{"additionalContext":"ctx","hookEventName":"BeforeAgent"}}`},
 		// Gemini CLI reads stderr when stdout is empty: always an object.
 		{AfterAgent, agentevent.Answer{}, `{}`},
-		{AfterTool, agentevent.Answer{Context: "ctx"}, `{}`},
+		// Appended to the tool's result: the anchor after a compression.
+		{AfterTool, agentevent.Answer{Context: "ctx"}, `{"hookSpecificOutput":{"additionalContext":"ctx","hookEventName":"AfterTool"}}`},
+		{AfterTool, agentevent.Answer{}, `{}`},
+		{PreCompress, agentevent.Answer{Context: "ctx"}, `{}`},
 		{SessionEnd, agentevent.Answer{Continue: true, Reason: "x"}, `{}`},
 	}
 	for _, tt := range tests {
 		out := Adapter{}.Render(agentevent.Event{Native: tt.native}, tt.ans)
 		if string(out.Stdout) != tt.want+"\n" || out.ExitCode != 0 {
 			t.Errorf("%s %+v: %q exit %d, want %s", tt.native, tt.ans, out.Stdout, out.ExitCode, tt.want)
+		}
+	}
+}
+
+// TestCapabilities: no event follows Gemini CLI's compaction, so its anchor
+// waits for an event whose answer reaches the model, and every kind the
+// capabilities name is one RenderAnswer gives context to.
+func TestCapabilities(t *testing.T) {
+	c := agentevent.CapabilitiesOf(Adapter{})
+	if !c.NoCompactStart {
+		t.Fatal("NoCompactStart is false")
+	}
+	natives := map[agentevent.Kind]string{}
+	for _, n := range []string{SessionStart, BeforeAgent, AfterTool, PreCompress, AfterAgent, SessionEnd} {
+		k := Neutral(Event{HookEventName: n, Trigger: "manual"}).Kind
+		natives[k] = n
+	}
+	for _, k := range []agentevent.Kind{agentevent.SessionStart, agentevent.Prompt, agentevent.ToolDone, agentevent.PreCompact, agentevent.TurnEnd, agentevent.SessionEnd} {
+		rendered := string(RenderAnswer(natives[k], agentevent.Answer{Context: "ctx"})) != "{}\n"
+		if rendered != c.CarriesContext(k) {
+			t.Errorf("%s (%s): context rendered %v, capabilities say %v", k, natives[k], rendered, c.CarriesContext(k))
 		}
 	}
 }

@@ -138,7 +138,10 @@ func DecodeEvent(data []byte) (Event, error) {
 // Adapter is Gemini CLI's agentevent.Adapter.
 type Adapter struct{}
 
-var _ agentevent.Adapter = Adapter{}
+var (
+	_ agentevent.Adapter = Adapter{}
+	_ agentevent.Capable = Adapter{}
+)
 
 // Decode reads one Gemini CLI event and translates it (see Neutral).
 func (Adapter) Decode(data []byte, _ func(string) string) (agentevent.Event, error) {
@@ -147,6 +150,16 @@ func (Adapter) Decode(data []byte, _ func(string) string) (agentevent.Event, err
 		return agentevent.Event{}, err
 	}
 	return Neutral(ev), nil
+}
+
+// Capabilities are Gemini CLI's: no event follows a compaction, and the
+// context of SessionStart, BeforeAgent (appended to the prompt) and
+// AfterTool (appended to the tool's result) reaches the model.
+func (Adapter) Capabilities() agentevent.Capabilities {
+	return agentevent.Capabilities{
+		NoCompactStart: true,
+		ContextKinds:   []agentevent.Kind{agentevent.SessionStart, agentevent.Prompt, agentevent.ToolDone},
+	}
 }
 
 // Render renders ans in Gemini CLI's protocol (see RenderAnswer).
@@ -206,14 +219,15 @@ func Neutral(ev Event) agentevent.Event {
 
 // RenderAnswer is ans in Gemini CLI's protocol: a continuation is
 // {"decision":"deny","reason":...} at AfterAgent, context is
-// hookSpecificOutput's additionalContext at SessionStart and BeforeAgent,
-// anything else is "{}".
+// hookSpecificOutput's additionalContext at SessionStart, BeforeAgent and
+// AfterTool (which the client appends to the tool's result, in
+// <hook_context>, with < and > escaped), anything else is "{}".
 func RenderAnswer(native string, ans agentevent.Answer) []byte {
 	var v any = struct{}{}
 	switch {
 	case ans.Continue && native == AfterAgent:
 		v = map[string]string{"decision": "deny", "reason": ans.Reason}
-	case ans.Context != "" && (native == SessionStart || native == BeforeAgent):
+	case ans.Context != "" && (native == SessionStart || native == BeforeAgent || native == AfterTool):
 		v = map[string]any{"hookSpecificOutput": map[string]string{"hookEventName": native, "additionalContext": ans.Context}}
 	}
 	var b bytes.Buffer

@@ -91,7 +91,7 @@ func TestReadAheadYieldsToWhatTheFileHoldsUnderTheLock(t *testing.T) {
 		}
 	}
 
-	path := create("unchanged")
+	create("unchanged")
 	ahead := s.readAhead(r, "default", "unchanged")
 	if ahead == nil {
 		t.Fatal("a store-written file was not read ahead")
@@ -104,7 +104,7 @@ func TestReadAheadYieldsToWhatTheFileHoldsUnderTheLock(t *testing.T) {
 		name      string
 		keepTimes bool
 	}{{"edited-in-between", false}, {"same-size-edit-mtime-kept", true}} {
-		path = create(tt.name)
+		path := create(tt.name)
 		ahead = s.readAhead(r, "default", tt.name)
 		if ahead == nil {
 			t.Fatalf("%s: not read ahead", tt.name)
@@ -116,7 +116,7 @@ func TestReadAheadYieldsToWhatTheFileHoldsUnderTheLock(t *testing.T) {
 		}
 	}
 
-	path = create("edited-before")
+	path := create("edited-before")
 	handEdit(path, "written by the store", "written by a person", false)
 	time.Sleep(10 * time.Millisecond)
 	if ahead := s.readAhead(r, "default", "edited-before"); ahead != nil {
