@@ -254,34 +254,7 @@ func (p *projector) value(depth int) (interface{}, error) {
 			}
 		}
 	case c == '[':
-		p.i++
-		out := []interface{}{}
-		p.space()
-		if p.i < len(p.data) && p.data[p.i] == ']' {
-			p.i++
-			return out, nil
-		}
-		for {
-			p.space()
-			v, err := p.value(depth + 1)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, v)
-			p.space()
-			if p.i >= len(p.data) {
-				return nil, errProjection
-			}
-			switch p.data[p.i] {
-			case ',':
-				p.i++
-			case ']':
-				p.i++
-				return out, nil
-			default:
-				return nil, errProjection
-			}
-		}
+		return p.array(func() (interface{}, error) { return p.value(depth + 1) })
 	case c == '-' || c >= '0' && c <= '9':
 		if err := p.skipValue(depth); err != nil {
 			return nil, err
@@ -325,6 +298,16 @@ func unquote(raw []byte) (string, error) {
 // elements reads the array at p.i, keeping in each element that is an
 // object the members in want.
 func (p *projector) elements(want fieldTree) ([]interface{}, error) {
+	return p.array(func() (interface{}, error) {
+		if p.i < len(p.data) && p.data[p.i] == '{' {
+			return p.object(want)
+		}
+		return p.value(0)
+	})
+}
+
+// array reads the array at p.i, each element with element.
+func (p *projector) array(element func() (interface{}, error)) ([]interface{}, error) {
 	p.i++
 	out := []interface{}{}
 	p.space()
@@ -334,13 +317,7 @@ func (p *projector) elements(want fieldTree) ([]interface{}, error) {
 	}
 	for {
 		p.space()
-		var v interface{}
-		var err error
-		if p.i < len(p.data) && p.data[p.i] == '{' {
-			v, err = p.object(want)
-		} else {
-			v, err = p.value(0)
-		}
+		v, err := element()
 		if err != nil {
 			return nil, err
 		}
