@@ -269,15 +269,14 @@ func (r *CheckpointReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) 
 	if err := indexCheckpointsByHook(mgr); err != nil {
 		return err
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	return complete(ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Checkpoint{}).
 		// A change of a Hook's spec (maxCheckpoints) prunes through its
 		// newest Checkpoint.
 		Watches(&v1.Hook{}, handler.EnqueueRequestsFromMapFunc(newestCheckpoint),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("checkpoint").
-		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
-		Complete(r)
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}), r)
 }
 
 func newestCheckpoint(_ context.Context, obj client.Object) []reconcile.Request {

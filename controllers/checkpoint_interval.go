@@ -303,9 +303,8 @@ func (r *IntervalCheckpointReconciler) SetupWithManager(mgr ctrl.Manager) error 
 }
 
 func (r *IntervalCheckpointReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	return complete(ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Hook{}).
 		Named("checkpoint-interval").
-		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
-		Complete(r)
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}), r)
 }

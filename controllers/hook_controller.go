@@ -221,7 +221,7 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 	if r.exits != nil {
 		b = b.WatchesRawSource(source.Channel(r.exits.hooks, &handler.EnqueueRequestForObject{}))
 	}
-	return b.Complete(r)
+	return complete(b, r)
 }
 
 // hookReconcilers is how many Hooks the Hook reconciler works on at once.

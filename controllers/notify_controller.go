@@ -356,10 +356,9 @@ func SetupNotify(mgr ctrl.Manager, cfg *config.Config, recoveryBase string, skip
 		_, ok = notifyReasonOf(ev)
 		return ok
 	})
-	return ctrl.NewControllerManagedBy(mgr).
+	return complete(ctrl.NewControllerManagedBy(mgr).
 		For(&corev1.Event{}, builder.WithPredicates(notifiable, predicate.Funcs{DeleteFunc: func(event.DeleteEvent) bool { return false }})).
 		Named("notify").
 		// One at a time: each decision reads the records the previous one wrote.
-		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation, MaxConcurrentReconciles: 1}).
-		Complete(r)
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation, MaxConcurrentReconciles: 1}), r)
 }

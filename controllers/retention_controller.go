@@ -98,9 +98,8 @@ func (r *RetentionReconciler) SetupWithManager(mgr ctrl.Manager) error {
 }
 
 func (r *RetentionReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	return complete(ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Hook{}).
 		Named("retention").
-		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}).
-		Complete(r)
+		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation}), r)
 }

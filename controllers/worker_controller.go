@@ -182,7 +182,7 @@ func setupWorker(mgr ctrl.Manager, opts WorkerOptions, exits *exitNotices, skipN
 		r.pods = true
 		b = b.Owns(&corev1.Pod{})
 	}
-	return b.Complete(r)
+	return complete(b, r)
 }
 
 func newWorkerReconciler(c client.Client, reader client.Reader, rec events.EventRecorder, opts WorkerOptions) (*WorkerReconciler, error) {
