@@ -99,12 +99,16 @@ func WorkspaceTree(ctx context.Context, workspace string) (string, error) {
 type DiffOptions struct {
 	// Patch prints the patch (git diff -p) instead of the summary (--stat).
 	Patch bool
+	// To, when set, is the snapshot commit to compare with instead of the
+	// working tree, such as a later checkpoint's.
+	To string
 }
 
 // Diff writes to w what changed in the working tree of workspace since the
 // snapshot commit, untracked files included and .gitignore respected: `git
 // diff --stat` output, or the patch with opts.Patch. It writes nothing
-// when nothing changed.
+// when nothing changed. With opts.To it compares commit with that commit
+// instead of the working tree.
 func Diff(ctx context.Context, workspace, commit string, w io.Writer, opts DiffOptions) error {
 	r, err := openRepo(ctx, workspace)
 	if err != nil {
@@ -114,7 +118,12 @@ func Diff(ctx context.Context, workspace, commit string, w io.Writer, opts DiffO
 	if err != nil {
 		return err
 	}
-	tree, err := currentTree(ctx, r)
+	var tree string
+	if opts.To != "" {
+		tree, err = resolveCommit(ctx, r, opts.To)
+	} else {
+		tree, err = currentTree(ctx, r)
+	}
 	if err != nil {
 		return err
 	}

@@ -740,6 +740,26 @@ func TestDiff(t *testing.T) {
 	if after := stateOf(t, dir); !reflect.DeepEqual(before, after) {
 		t.Errorf("diff changed the user's state")
 	}
+	t.Run("between two snapshots", func(t *testing.T) {
+		later, err := snapshot.Capture(ctx, dir, opts(2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(t, dir, "tracked.txt", "tracked v3\n")
+		var out bytes.Buffer
+		if err := snapshot.Diff(ctx, dir, res.Commit, &out, snapshot.DiffOptions{Patch: true, To: later.Commit}); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range []string{"-tracked v1", "+tracked v2", "+fresh"} {
+			if !strings.Contains(out.String(), w) {
+				t.Errorf("diff between snapshots lacks %q:\n%s", w, out.String())
+			}
+		}
+		if strings.Contains(out.String(), "v3") {
+			t.Errorf("diff between snapshots shows the working tree:\n%s", out.String())
+		}
+		write(t, dir, "tracked.txt", "tracked v2\n")
+	})
 	files, truncated, err := snapshot.Changes(ctx, dir, res.Commit, 0)
 	if err != nil {
 		t.Fatal(err)

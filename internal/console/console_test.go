@@ -1,0 +1,220 @@
+/*
+Copyright 2026 The tether authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package console
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/scheme"
+)
+
+var now = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+
+func hookIn(name string, state v1.HookState, mutate ...func(*v1.Hook)) *v1.Hook {
+	h := &v1.Hook{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec:       v1.HookSpec{Goal: "goal of " + name, Steps: []v1.Step{{Name: "one"}, {Name: "two"}}},
+		Status:     v1.HookStatus{State: state},
+	}
+	for _, m := range mutate {
+		m(h)
+	}
+	return h
+}
+
+func newTestConsole(t *testing.T, objs ...client.Object) (*Handler, client.WithWatch) {
+	t.Helper()
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := fake.NewClientBuilder().WithScheme(s).WithObjects(objs...).WithStatusSubresource(&v1.Hook{}, &v1.Worker{}).Build()
+	h, err := New(Options{Reader: c, Watcher: c, Now: func() time.Time { return now }, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, c
+}
+
+func get(t *testing.T, h http.Handler, method, target string) *httptest.ResponseRecorder {
+	t.Helper()
+	r := httptest.NewRequest(method, target, nil)
+	r.Host = "127.0.0.1:8383"
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	return w
+}
+
+func TestReadOnly(t *testing.T) {
+	h, _ := newTestConsole(t, hookIn("a", v1.HookStepRunning))
+	tests := []struct {
+		method, target string
+		want           int
+	}{
+		{http.MethodGet, "/", http.StatusOK},
+		{http.MethodHead, "/", http.StatusOK},
+		{http.MethodGet, "/hooks/default/a", http.StatusOK},
+		{http.MethodGet, "/hooks/default/missing", http.StatusNotFound},
+		{http.MethodGet, "/static/console.js", http.StatusOK},
+		{http.MethodPost, "/", http.StatusMethodNotAllowed},
+		{http.MethodPut, "/hooks/default/a", http.StatusMethodNotAllowed},
+		{http.MethodDelete, "/hooks/default/a", http.StatusMethodNotAllowed},
+		{http.MethodPatch, "/workers/default/w", http.StatusMethodNotAllowed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.target, func(t *testing.T) {
+			w := get(t, h, tt.method, tt.target)
+			if w.Code != tt.want {
+				t.Fatalf("status %d, want %d: %s", w.Code, tt.want, w.Body)
+			}
+			if tt.want == http.StatusMethodNotAllowed && w.Header().Get("Allow") != "GET, HEAD" {
+				t.Errorf("Allow = %q", w.Header().Get("Allow"))
+			}
+		})
+	}
+}
+
+func TestLoopbackOnly(t *testing.T) {
+	h, _ := newTestConsole(t)
+	for host, want := range map[string]int{
+		"127.0.0.1:8383": http.StatusOK, "localhost:8383": http.StatusOK, "[::1]:8383": http.StatusOK, "localhost": http.StatusOK,
+		"evil.example:8383": http.StatusMisdirectedRequest, "10.0.0.1:8383": http.StatusMisdirectedRequest,
+	} {
+		r := httptest.NewRequest(http.MethodGet, "/", nil)
+		r.Host = host
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != want {
+			t.Errorf("Host %s: status %d, want %d", host, w.Code, want)
+		}
+	}
+}
+
+func TestUntrustedTextIsEscaped(t *testing.T) {
+	evil := `<script>alert(1)</script><img src=x onerror="alert(2)">`
+	h, _ := newTestConsole(t, hookIn("evil", v1.HookAwaitingHuman, func(h *v1.Hook) {
+		h.Spec.Goal = evil
+		h.Spec.Steps[0].Description = evil
+		h.Spec.Assignee = "w"
+		h.Status.History = []v1.HistoryEntry{{Time: metav1.NewTime(now.Add(-time.Minute)), Event: "await", To: v1.HookAwaitingHuman, Actor: evil, Message: evil}}
+	}))
+	for _, target := range []string{"/", "/?q=" + "%3Cscript%3E", "/hooks/default/evil"} {
+		body := get(t, h, http.MethodGet, target).Body.String()
+		if strings.Contains(body, "<script>alert") || strings.Contains(body, "<img src=x") {
+			t.Errorf("%s renders the markup:\n%s", target, body)
+		}
+		if target != "/" && !strings.Contains(body, "&lt;script&gt;") {
+			t.Errorf("%s does not show the text escaped", target)
+		}
+	}
+}
+
+func TestOverviewOrderAndFilters(t *testing.T) {
+	hooks := []v1.Hook{
+		*hookIn("done", v1.HookCompleted),
+		*hookIn("running", v1.HookStepRunning),
+		*hookIn("failed", v1.HookFailed),
+		*hookIn("human", v1.HookAwaitingHuman),
+		*hookIn("recovering", v1.HookRecovering),
+		*hookIn("looping", v1.HookStepRunning, func(h *v1.Hook) { h.Spec.Assignee = "w1" }),
+		*hookIn("other-ns", v1.HookAwaitingHuman, func(h *v1.Hook) { h.Namespace = "team" }),
+	}
+	workers := []v1.Worker{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "w0"}, Status: v1.WorkerStatus{Phase: v1.WorkerRunning}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "w1"}, Status: v1.WorkerStatus{Phase: v1.WorkerCrashLoop}},
+	}
+	stale := func(*v1.Hook) time.Duration { return time.Minute }
+	tests := []struct {
+		name    string
+		f       filter
+		hooks   []string
+		workers []string
+	}{
+		{"all", filter{}, []string{"human", "other-ns", "recovering", "failed", "looping", "running", "done"}, []string{"w1", "w0"}},
+		{"namespace", filter{Namespace: "team"}, []string{"other-ns"}, nil},
+		{"state", filter{State: "awaiting_human"}, []string{"human", "other-ns"}, []string{"w1", "w0"}},
+		{"text", filter{Text: "GOAL OF FAIL"}, []string{"failed"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := buildOverview(tt.f, hooks, workers, now, stale)
+			var got, gotW []string
+			for _, r := range d.Hooks {
+				got = append(got, r.Name)
+			}
+			for _, r := range d.Workers {
+				gotW = append(gotW, r.Name)
+			}
+			if strings.Join(got, ",") != strings.Join(tt.hooks, ",") || strings.Join(gotW, ",") != strings.Join(tt.workers, ",") {
+				t.Errorf("hooks %v workers %v, want %v %v", got, gotW, tt.hooks, tt.workers)
+			}
+		})
+	}
+}
+
+func TestEventsFollowChanges(t *testing.T) {
+	h, c := newTestConsole(t, hookIn("a", v1.HookStepRunning))
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	waitFor := func(want string) {
+		t.Helper()
+		for lines.Scan() {
+			if strings.Contains(lines.Text(), want) {
+				return
+			}
+		}
+		t.Fatalf("the stream ended before %q: %v", want, lines.Err())
+	}
+	waitFor("event: ready")
+	hk := &v1.Hook{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "a"}, hk); err != nil {
+		t.Fatal(err)
+	}
+	hk.Status.State = v1.HookAwaitingHuman
+	if err := c.Status().Update(ctx, hk); err != nil {
+		t.Fatal(err)
+	}
+	waitFor("data: Hook default/a")
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 0))
+}
