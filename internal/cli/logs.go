@@ -71,18 +71,28 @@ the log of the Pod before the current one, the one that last ended.`,
 			if previous {
 				return fmt.Errorf("worker %s runs a process, not Pods: its log file holds every run; drop --previous", w.Name)
 			}
-			if host, _ := os.Hostname(); w.Status.Host != "" && w.Status.Host != host {
-				return fmt.Errorf("worker %s runs on host %s; its log %s is there", w.Name, w.Status.Host, w.Status.LogFile)
+			path, err := workerLogFile(w)
+			if err != nil {
+				return err
 			}
-			if w.Status.LogFile == "" {
-				return fmt.Errorf("worker %s has no log file yet (phase %q)", w.Name, w.Status.Phase)
-			}
-			return printLog(cmd.Context(), cmd.OutOrStdout(), w.Status.LogFile, follow)
+			return printLog(cmd.Context(), cmd.OutOrStdout(), path, follow)
 		},
 	}
 	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing appended output")
 	cmd.Flags().BoolVarP(&previous, "previous", "p", false, "for a Worker run as Pods, print the log of the Pod that last ended")
 	return cmd
+}
+
+// workerLogFile is the log file of w's process, or why this host cannot
+// read it.
+func workerLogFile(w *v1.Worker) (string, error) {
+	if host, _ := os.Hostname(); w.Status.Host != "" && w.Status.Host != host {
+		return "", fmt.Errorf("worker %s runs on host %s; its log %s is there", w.Name, w.Status.Host, w.Status.LogFile)
+	}
+	if w.Status.LogFile == "" {
+		return "", fmt.Errorf("worker %s has no log file yet (phase %q)", w.Name, w.Status.Phase)
+	}
+	return w.Status.LogFile, nil
 }
 
 // printPodLog streams the log of the agent container of w's current Pod,

@@ -66,7 +66,7 @@ Kubernetes cluster, and inspected kubectl-style.`,
 	}
 	opts.AddFlags(root.PersistentFlags())
 	root.AddCommand(newVersionCommand(), newRunCommand(opts))
-	root.AddCommand(newGetCommand(opts), newDescribeCommand(opts), newEventsCommand(opts), newExplainCommand(), newTopCommand(opts))
+	root.AddCommand(newGetCommand(opts), newDescribeCommand(opts), newEventsCommand(opts), newExplainCommand(), newTopCommand(opts), newConsoleCommand(opts))
 	root.AddCommand(newApplyCommand(opts), newDeleteCommand(opts), newEditCommand(opts))
 	root.AddCommand(newAgentCommands(opts)...)
 	root.AddCommand(newPauseCommands(opts)...)

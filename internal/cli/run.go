@@ -52,6 +52,7 @@ import (
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
+	"github.com/tether-dev/tether/internal/console"
 	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/store/eventsink"
@@ -82,6 +83,7 @@ type runOptions struct {
 	apiBurst      int
 	manifests     string
 	eventTTL      time.Duration
+	console       consoleFlags
 	podTimeouts   podTimeouts
 	zap           zap.Options
 }
@@ -158,6 +160,8 @@ otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 	fs.StringSliceVar(&o.privileged, "allow-privileged-workers", nil, "with --cluster, the namespaces (comma-separated, or * for all) whose Workers' spec.template may ask for privileged containers, privilege escalation, capabilities beyond the baseline Pod Security Standard, host namespaces, hostPath volumes or host ports; elsewhere such a Worker gets no Pod (Ready=False, PrivilegedTemplate). The namespace's Pod Security Admission still applies")
 	fs.DurationVar(&o.eventTTL, "event-ttl", controllers.DefaultEventTTL, "on the local store, delete Events this long after their last occurrence, as kube-apiserver's --event-ttl; 0 keeps them (with --cluster the API server expires them)")
 	fs.StringVar(&o.manifests, "manifests", "", "keep the objects in this directory's YAML files applied, as kubelet does with static manifests; the directory is only read")
+	fs.StringVar(&o.console.addr, "console-bind-address", "", "address of the read-only web console: empty serves it beside /metrics on the local store and not at all with --cluster; 0 disables it; an address gives it a listener of its own")
+	fs.BoolVar(&o.console.allowRemote, "console-allow-remote", false, "serve the web console on an address off the loopback interface (it has no login: anyone who reaches it reads every Hook)")
 	bindPodFlags(fs, &o.podTimeouts)
 	bindLogFlags(fs, &o.zap)
 	return cmd
@@ -237,7 +241,7 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 		return nil, controllers.Options{}, err
 	}
 	log.Info("serving the local store", "store", dir, "pid", os.Getpid())
-	if err := o.serveLocalMetrics(mgr, log); err != nil {
+	if err := o.serveLocalMetrics(mgr, cfg, log); err != nil {
 		_ = mgr.Close()
 		return nil, controllers.Options{}, err
 	}
@@ -259,7 +263,7 @@ func (o *runOptions) localBackend(ctx context.Context, g *GlobalOptions, s *runt
 // and verifies receipts with the keys in each namespace's Secret. It runs
 // Workers as Pods, and as its own child processes only when given a
 // directory for their logs.
-func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, _ logr.Logger) (manager.Manager, controllers.Options, error) {
+func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, log logr.Logger) (manager.Manager, controllers.Options, error) {
 	worker, err := o.podTimeouts.workerOptions()
 	if err != nil {
 		return nil, controllers.Options{}, err
@@ -314,6 +318,11 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 	worker.LogDir, worker.RefuseProcesses = o.workerLogDir, o.workerLogDir == ""
 	worker.PrivilegedNamespaces = o.privileged
 	keys := &receipts.SecretKeyManager{Reader: mgr.GetAPIReader(), CacheFor: time.Minute}
+	if o.console.addr != "" && o.console.addr != "0" {
+		if err := o.console.serve(mgr, clusterConsole(mgr, rest, cfg, keys, o.console.allowRemote, log)); err != nil {
+			return nil, controllers.Options{}, err
+		}
+	}
 	return mgr, controllers.Options{
 		Config: cfg, RecoveryDir: recoveryDir, Evidence: metrics.CountVerificationFailures(receipts.EvidenceFunc(ctx, keys)),
 		Worker: worker,
@@ -324,19 +333,38 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 // with the store's journal size. A port that cannot be bound is logged
 // loudly and `tether run` goes on without metrics: several stores may be
 // served on one machine, and only the first gets the default port.
-func (o *runOptions) serveLocalMetrics(mgr *storemanager.Manager, log logr.Logger) error {
+func (o *runOptions) serveLocalMetrics(mgr *storemanager.Manager, cfg *config.Config, log logr.Logger) error {
 	addr := o.metricsAddr
 	if addr == "" {
 		addr = metrics.DefaultLocalAddress
 	}
+	if o.console.addr != "" && o.console.addr != "0" {
+		if err := o.console.serve(mgr, localConsole(mgr, cfg, o.console.allowRemote, log)); err != nil {
+			return err
+		}
+	}
 	if addr == "0" {
 		return nil
+	}
+	mountConsole := o.console.addr == ""
+	if mountConsole {
+		if err := console.CheckAddress(addr, o.console.allowRemote, "--console-allow-remote (or --console-bind-address=0)"); err != nil {
+			return fmt.Errorf("--metrics-bind-address %s: %w", addr, err)
+		}
 	}
 	srv, err := metrics.Listen(addr, log.WithName("metrics"))
 	if err != nil {
 		log.Error(err, "NOT SERVING METRICS: the metrics address is unavailable; reconciling goes on without metrics. "+
 			"Choose another with --metrics-bind-address (127.0.0.1:0 picks a free port), or 0 to disable them", "address", addr)
 		return nil
+	}
+	if mountConsole {
+		h, err := console.New(localConsole(mgr, cfg, o.console.allowRemote, log))
+		if err != nil {
+			_ = srv.Close()
+			return err
+		}
+		srv.Mount(h)
 	}
 	if err := mgr.Add(srv); err != nil {
 		_ = srv.Close()
@@ -357,6 +385,9 @@ func (o *runOptions) serveLocalMetrics(mgr *storemanager.Manager, log logr.Logge
 		return err
 	}
 	log.Info("serving metrics", "address", srv.Addr().String(), "url", "http://"+srv.Addr().String()+"/metrics")
+	if mountConsole {
+		log.Info("serving the console", "url", "http://"+srv.Addr().String()+"/")
+	}
 	return nil
 }
 

@@ -67,6 +67,9 @@ type Options struct {
 	// Reader reads the objects: the cache of tether run, or a client of the
 	// store or the cluster.
 	Reader client.Reader
+	// APIReader, when set, reads the one object a Hook or Worker page is
+	// about, fresh and whole, where Reader is a cache that may lag.
+	APIReader client.Reader
 	// Watcher, when set, drives the live updates; without it pages do not
 	// follow changes.
 	Watcher Watcher
@@ -100,6 +103,9 @@ func New(o Options) (*Handler, error) {
 	}
 	if o.Config == nil {
 		o.Config = config.Default("")
+	}
+	if o.APIReader == nil {
+		o.APIReader = o.Reader
 	}
 	if o.Now == nil {
 		o.Now = time.Now

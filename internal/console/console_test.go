@@ -218,3 +218,29 @@ func TestEventsFollowChanges(t *testing.T) {
 	waitFor("data: Hook default/a")
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 0))
 }
+
+func TestCheckAddress(t *testing.T) {
+	tests := []struct {
+		addr        string
+		allowRemote bool
+		ok          bool
+	}{
+		{"127.0.0.1:8384", false, true},
+		{"localhost:8384", false, true},
+		{"[::1]:0", false, true},
+		{":8384", false, false},
+		{"0.0.0.0:8384", false, false},
+		{"192.168.1.2:8384", false, false},
+		{":8384", true, true},
+		{"0.0.0.0:8384", true, true},
+	}
+	for _, tt := range tests {
+		err := CheckAddress(tt.addr, tt.allowRemote, "--allow-remote")
+		if (err == nil) != tt.ok {
+			t.Errorf("CheckAddress(%q, %v) = %v, want ok %v", tt.addr, tt.allowRemote, err, tt.ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--allow-remote") {
+			t.Errorf("the error does not name the flag: %v", err)
+		}
+	}
+}

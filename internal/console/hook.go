@@ -75,9 +75,10 @@ type receiptView struct {
 
 type historyView struct {
 	Time, Event, From, To, Actor, Message string
-	Step                                  int32
-	Attempt                               int32
-	Tone                                  string
+	// Step is the step's position, from 1.
+	Step    int
+	Attempt int32
+	Tone    string
 }
 
 type checkpointView struct {
@@ -119,7 +120,7 @@ type hookData struct {
 
 func (h *Handler) getHook(ctx context.Context, r *http.Request) (*v1.Hook, error) {
 	hk := &v1.Hook{}
-	err := h.o.Reader.Get(ctx, client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}, hk)
+	err := h.o.APIReader.Get(ctx, client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}, hk)
 	return hk, err
 }
 
@@ -154,7 +155,7 @@ func (h *Handler) hook(w http.ResponseWriter, r *http.Request) {
 	for i := len(hk.Status.History) - 1; i >= 0; i-- {
 		e := &hk.Status.History[i]
 		d.History = append(d.History, historyView{Time: stamp(e.Time.Time), Event: e.Event, From: string(e.From), To: string(e.To),
-			Actor: dash(e.Actor), Message: e.Message, Step: e.Step, Attempt: e.Attempt, Tone: stateTone(e.To)})
+			Actor: dash(e.Actor), Message: e.Message, Step: int(e.Step) + 1, Attempt: e.Attempt, Tone: stateTone(e.To)})
 	}
 	for i := len(cps) - 1; i >= 0; i-- {
 		cp := &cps[i]

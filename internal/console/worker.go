@@ -65,7 +65,7 @@ type workerData struct {
 func (h *Handler) worker(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	wk := &v1.Worker{}
-	if err := h.o.Reader.Get(ctx, client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}, wk); err != nil {
+	if err := h.o.APIReader.Get(ctx, client.ObjectKey{Namespace: r.PathValue("namespace"), Name: r.PathValue("name")}, wk); err != nil {
 		h.fail(w, r, err)
 		return
 	}

@@ -45,6 +45,7 @@ const DefaultLocalAddress = "127.0.0.1:8383"
 type Server struct {
 	listener net.Listener
 	log      logr.Logger
+	mounted  http.Handler
 }
 
 // Listen binds addr for a Server that logs to log.
@@ -55,6 +56,10 @@ func Listen(addr string, log logr.Logger) (*Server, error) {
 	}
 	return &Server{listener: l, log: log}, nil
 }
+
+// Mount serves h at every path but /metrics, on the same listener (the
+// web console beside the metrics). Call it before Start.
+func (s *Server) Mount(h http.Handler) { s.mounted = h }
 
 // Addr is the address the Server is bound to.
 func (s *Server) Addr() net.Addr { return s.listener.Addr() }
@@ -69,7 +74,12 @@ func (*Server) NeedLeaderElection() bool { return false }
 func (s *Server) Start(ctx context.Context) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(ctrlmetrics.Registry, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if s.mounted != nil {
+		mux.Handle("/", s.mounted)
+	}
+	// Requests end with ctx, so that the console's event streams do not
+	// hold the shutdown up.
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
