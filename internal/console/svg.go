@@ -56,8 +56,9 @@ type mark struct {
 }
 
 type tick struct {
-	X     int
-	Label string
+	X      int
+	Label  string
+	Anchor string
 }
 
 const (
@@ -86,7 +87,14 @@ func (a axis) ticks() []tick {
 	var out []tick
 	for i := 0; i <= 4; i++ {
 		t := a.from.Add(time.Duration(float64(a.to.Sub(a.from)) * float64(i) / 4))
-		out = append(out, tick{X: a.x(t), Label: t.UTC().Format("15:04:05")})
+		anchor := "middle"
+		switch i {
+		case 0:
+			anchor = "start"
+		case 4:
+			anchor = "end"
+		}
+		out = append(out, tick{X: a.x(t), Label: t.UTC().Format("15:04:05"), Anchor: anchor})
 	}
 	return out
 }
