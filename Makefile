@@ -60,9 +60,13 @@ FUZZ_ITERATIONS ?= 2000
 STORE_FUZZ_ITERATIONS ?= 300
 
 .PHONY: test
-test: verify-generated vet envtest ## Run every test: unit, envtest, end to end (race detector on), and a brief fuzz.
+test: verify-generated vet envtest browser ## Run every test: unit, envtest, end to end (race detector on), and a brief fuzz.
 	KUBEBUILDER_ASSETS=$(CURDIR)/bin/k8s go test -race -count=1 -timeout 40m ./...
 	$(MAKE) --no-print-directory fuzz FUZZ_ITERATIONS=$(FUZZ_ITERATIONS) STORE_FUZZ_ITERATIONS=$(STORE_FUZZ_ITERATIONS)
+
+.PHONY: browser
+browser: ## Install the headless Chromium the console's browser tests drive (Debian's chromium, with apt-get, when missing).
+	hack/browser/install.sh >/dev/null
 
 .PHONY: test-agents-latest
 test-agents-latest: ## Rerun the real-client acceptance tests against the newest published clients (the pinned ones are in hack/agents/install.sh).

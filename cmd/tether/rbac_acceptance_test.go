@@ -255,14 +255,15 @@ type rbacOperator struct {
 	cmd    *exec.Cmd
 	output *syncBuffer
 	done   chan struct{}
-	// metricsAddr is where it serves its metrics.
-	metricsAddr string
+	// metricsAddr is where it serves its metrics, and consoleAddr its
+	// web console.
+	metricsAddr, consoleAddr string
 }
 
 // deploymentArgs are the arguments of the manager container of the
 // Deployment config/default renders, with its listen addresses moved to
 // free local ports, as the Pod's own network namespace would leave them.
-func deploymentArgs(t *testing.T) (args []string, metricsAddr string) {
+func deploymentArgs(t *testing.T) (args []string, metricsAddr, consoleAddr string) {
 	t.Helper()
 	for _, u := range renderDefault(t) {
 		if u.GetKind() != "Deployment" {
@@ -283,16 +284,19 @@ func deploymentArgs(t *testing.T) (args []string, metricsAddr string) {
 			case "--metrics-bind-address":
 				metricsAddr = freeAddr(t)
 				arg = flag + "=" + metricsAddr
+			case "--console-bind-address":
+				consoleAddr = freeAddr(t)
+				arg = flag + "=" + consoleAddr
 			}
 			args = append(args, arg)
 		}
 		if len(args) == 0 || args[0] != "run" || !slices.Contains(args, "--cluster") {
 			t.Fatalf("the Deployment's arguments %q do not run the operator", args)
 		}
-		return args, metricsAddr
+		return args, metricsAddr, consoleAddr
 	}
 	t.Fatal("config/default renders no Deployment")
-	return nil, ""
+	return nil, "", ""
 }
 
 // startRBACOperator starts the operator with the Deployment's arguments,
@@ -304,7 +308,7 @@ func deploymentArgs(t *testing.T) (args []string, metricsAddr string) {
 // Both are checked, when the test ends, to hold only what they held.
 func startRBACOperator(t *testing.T, kubeconfig, tetherHome string) *rbacOperator {
 	t.Helper()
-	args, metricsAddr := deploymentArgs(t)
+	args, metricsAddr, consoleAddr := deploymentArgs(t)
 	cmd := exec.Command(tetherBin, append(args, "--kubeconfig", kubeconfig, "-n", operatorNamespace)...)
 	unwritable := "/proc/tether-unwritable"
 	if tetherHome == "" {
@@ -313,7 +317,7 @@ func startRBACOperator(t *testing.T, kubeconfig, tetherHome string) *rbacOperato
 	tmp := t.TempDir()
 	cmd.Env = append(os.Environ(), "HOME="+unwritable, "XDG_CACHE_HOME="+unwritable, config.HomeEnv+"="+tetherHome, "TMPDIR="+tmp)
 	before := dirListing(t, tetherHome)
-	op := &rbacOperator{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{}), metricsAddr: metricsAddr}
+	op := &rbacOperator{cmd: cmd, output: &syncBuffer{}, done: make(chan struct{}), metricsAddr: metricsAddr, consoleAddr: consoleAddr}
 	cmd.Stdout, cmd.Stderr = op.output, op.output
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -816,6 +820,8 @@ func TestOperatorLeastPrivilege(t *testing.T) {
 		t.Errorf("the metrics do not count the forged receipt:\n%s", grepLines(scraped, "receipt"))
 	}
 
+	browseConsole(t, c, op.consoleAddr, dump)
+
 	op.stop()
 	used, denied := operatorRequests(t, env.AuditLog)
 	if len(denied) > 0 {
@@ -1110,4 +1116,70 @@ func TestAgentServiceAccount(t *testing.T) {
 			}
 		}
 	}
+}
+
+// browseConsole opens every page of the operator's web console, at addr,
+// and its event stream: with the operator's own permissions, none refused.
+func browseConsole(t *testing.T, c client.Client, addr string, dump func() string) {
+	t.Helper()
+	if addr == "" {
+		t.Fatal("the Deployment serves no console")
+	}
+	base := "http://" + addr
+	pages := []string{"/", "/?state=recovering&q=a"}
+	hooks := &v1.HookList{}
+	workers := &v1.WorkerList{}
+	if err := c.List(context.Background(), hooks); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.List(context.Background(), workers); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hooks.Items {
+		pages = append(pages, "/hooks/"+h.Namespace+"/"+h.Name)
+	}
+	for _, w := range workers.Items {
+		pages = append(pages, "/workers/"+w.Namespace+"/"+w.Name)
+	}
+	if len(pages) < 4 {
+		t.Fatalf("too few objects to browse: %v", pages)
+	}
+	httpc := &http.Client{Timeout: 10 * time.Second}
+	for _, p := range pages {
+		var status int
+		var body string
+		waitUntil(t, "served console page "+p, func() bool {
+			resp, err := httpc.Get(base + p)
+			if err != nil {
+				return false
+			}
+			defer func() { _ = resp.Body.Close() }()
+			data, _ := io.ReadAll(resp.Body)
+			status, body = resp.StatusCode, string(data)
+			return status == http.StatusOK
+		}, func() string { return fmt.Sprintf("GET %s: %d\n%s\n%s", p, status, body, dump()) })
+		if strings.Contains(body, "is forbidden: User") {
+			t.Errorf("console page %s shows a refusal:\n%s", p, body)
+		}
+	}
+	req, err := http.NewRequest(http.MethodGet, base+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := httpc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	stream := bufio.NewReader(resp.Body)
+	line, err := stream.ReadString('\n')
+	for err == nil && !strings.HasPrefix(line, "event: ready") {
+		line, err = stream.ReadString('\n')
+	}
+	if err != nil {
+		t.Errorf("the console's event stream: %v", err)
+	}
+	// The watches are up once the stream is ready; give a refusal, if
+	// any, time to reach the audit log before the operator stops.
+	time.Sleep(time.Second)
 }
