@@ -175,7 +175,7 @@ func (e *consoleEnv) populate() {
 		e.hookYAML("validating", "validate it", []string{"name: check\n    validate:\n    - command: [sleep, \"120\"]"}, ""),
 		e.hookYAML("human", "ask a person", plain, ""),
 		e.hookYAML("recovering", "lose the agent", plain, "  staleAfter: 2s\n"),
-		e.hookYAML("done", "finish it", []string{"name: only"}, ""),
+		e.hookYAML("done", "finish it", []string{"name: only\n    validate:\n    - command: [\"true\"]"}, ""),
 		e.hookYAML("failed", "fail it", plain, ""),
 		e.hookYAML("abandoned", "drop it", plain, ""),
 		e.hookYAML("xss", xssGoal, []string{"name: build\n    description: " + fmt.Sprintf("%q", xssNote), "name: test"}, ""),
@@ -377,6 +377,15 @@ func testConsoleInBrowser(t *testing.T, e *consoleEnv) {
 		t.Errorf("the diff against the workspace lacks the second line:\n%s", patch)
 	}
 	b.shot("diff-workspace")
+
+	// A passed step's receipt, verified with the receipt key.
+	b.do("open the completed Hook", chromedp.Navigate(e.url+"hooks/default/done"), chromedp.WaitVisible("#steps"))
+	if receipt := b.text("#steps .receipt"); !strings.Contains(receipt, "true exit 0") || !strings.HasSuffix(strings.TrimSpace(receipt), ": verified") {
+		t.Errorf("the receipt of the passed step reads %q, want it verified", receipt)
+	}
+	if verdict := b.text("#steps .verdict"); !strings.HasPrefix(verdict, "verified: 1 of 1 validate commands") {
+		t.Errorf("the passed step's verdict reads %q", verdict)
+	}
 
 	// Markup in a goal, a description, a reason, a checkpoint note is text.
 	b.do("open the Hook with markup", chromedp.Navigate(e.url+"hooks/default/xss"), chromedp.WaitVisible("#goal"))

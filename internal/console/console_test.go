@@ -244,3 +244,34 @@ func TestCheckAddress(t *testing.T) {
 		}
 	}
 }
+
+func TestWorkerPage(t *testing.T) {
+	exit := int32(137)
+	wk := &v1.Worker{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "agent-1"},
+		Spec: v1.WorkerSpec{Command: []string{"claude"}, Env: []v1.EnvVar{{Name: "API_TOKEN", Value: "s3cret-value"}},
+			Restart: v1.RestartPolicy{Auto: true, MaxCrashes: 3, Window: &metav1.Duration{Duration: 10 * time.Minute}}},
+		Status: v1.WorkerStatus{Phase: v1.WorkerCrashLoop, Restarts: 3, Crashes: []v1.CrashRecord{
+			{Time: metav1.NewTime(now.Add(-5 * time.Minute)), PID: 41, Reason: "exited", ExitCode: &exit, Held: []v1.HeldHook{{Name: "freed-hook"}}, AssigneeCleared: true},
+			{Time: metav1.NewTime(now.Add(-time.Minute)), PID: 42, Reason: "<b>killed</b>", Hook: "other-hook"},
+		}},
+	}
+	h, _ := newTestConsole(t, wk)
+	h.o.Logs = func(_ context.Context, w *v1.Worker, limit int64) (string, error) {
+		return "last line of " + w.Name, nil
+	}
+	w := get(t, h, http.MethodGet, "/workers/default/agent-1")
+	body := w.Body.String()
+	if w.Code != http.StatusOK {
+		t.Fatalf("status %d:\n%s", w.Code, body)
+	}
+	for _, want := range []string{"CrashLoop", `href="/hooks/default/freed-hook"`, `href="/hooks/default/other-hook"`, "assignee cleared",
+		"exit 137", "&lt;b&gt;killed&lt;/b&gt;", "API_TOKEN", "last line of agent-1", `class="crash"`, `class="window"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the Worker page lacks %q", want)
+		}
+	}
+	if strings.Contains(body, "s3cret-value") {
+		t.Error("the Worker page shows an environment value")
+	}
+}
