@@ -19,6 +19,7 @@ package console
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -273,5 +274,21 @@ func TestWorkerPage(t *testing.T) {
 	}
 	if strings.Contains(body, "s3cret-value") {
 		t.Error("the Worker page shows an environment value")
+	}
+}
+
+func TestOverviewListsMaxRowsUnlessAll(t *testing.T) {
+	var hooks []v1.Hook
+	for i := range MaxRows + 10 {
+		hooks = append(hooks, *hookIn(fmt.Sprintf("h-%04d", i), v1.HookStepRunning))
+	}
+	hooks = append(hooks, *hookIn("zz-needs-a-person", v1.HookAwaitingHuman))
+	stale := func(*v1.Hook) time.Duration { return time.Hour }
+	d := buildOverview(filter{}, hooks, nil, now, stale)
+	if len(d.Hooks) != MaxRows || d.Matched != MaxRows+11 || d.Hooks[0].Name != "zz-needs-a-person" || d.MoreURL != "/?all=1" {
+		t.Errorf("listed %d of %d, first %s, more %q", len(d.Hooks), d.Matched, d.Hooks[0].Name, d.MoreURL)
+	}
+	if d := buildOverview(filter{All: true}, hooks, nil, now, stale); len(d.Hooks) != MaxRows+11 || d.MoreURL != "" {
+		t.Errorf("?all=1 listed %d, more %q", len(d.Hooks), d.MoreURL)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
@@ -40,11 +41,18 @@ type filter struct {
 	Namespace string
 	State     string
 	Text      string
+	// All shows every row, not only the first MaxRows.
+	All bool
 }
+
+// MaxRows is how many Hooks the overview lists unless asked for all
+// (?all=1): the first, by what needs a person, of a large fleet; the
+// counts cover every Hook.
+const MaxRows = 500
 
 func filterOf(r *http.Request) filter {
 	q := r.URL.Query()
-	return filter{Namespace: q.Get("namespace"), State: q.Get("state"), Text: strings.TrimSpace(q.Get("q"))}
+	return filter{Namespace: q.Get("namespace"), State: q.Get("state"), Text: strings.TrimSpace(q.Get("q")), All: q.Get("all") != ""}
 }
 
 // with is the overview URL of f with state set to state.
@@ -58,6 +66,9 @@ func (f filter) with(state string) string {
 	}
 	if f.Text != "" {
 		v.Set("q", f.Text)
+	}
+	if f.All {
+		v.Set("all", "1")
 	}
 	if len(v) == 0 {
 		return "/"
@@ -138,8 +149,12 @@ type stateCount struct {
 }
 
 type overviewData struct {
-	Filter     filter
-	AllURL     string
+	Filter filter
+	AllURL string
+	// Matched is how many Hooks the filters keep; Hooks holds at most
+	// MaxRows of them unless the filter asks for all, and MoreURL does.
+	Matched    int
+	MoreURL    string
 	Counts     []stateCount
 	Hooks      []hookRow
 	Workers    []workerRow
@@ -192,13 +207,14 @@ func phaseTone(p v1.WorkerPhase) string {
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
+	// The page only reads what it lists: a cache need not copy it.
 	hooks := &v1.HookList{}
-	if err := h.o.Reader.List(ctx, hooks); err != nil {
+	if err := h.o.Reader.List(ctx, hooks, client.UnsafeDisableDeepCopy); err != nil {
 		h.fail(w, r, err)
 		return
 	}
 	workers := &v1.WorkerList{}
-	if err := h.o.Reader.List(ctx, workers); err != nil {
+	if err := h.o.Reader.List(ctx, workers, client.UnsafeDisableDeepCopy); err != nil {
 		h.fail(w, r, err)
 		return
 	}
@@ -252,6 +268,13 @@ func buildOverview(f filter, hooks []v1.Hook, workers []v1.Worker, now time.Time
 		}
 		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
 	})
+	d.Matched = len(d.Hooks)
+	if !f.All && len(d.Hooks) > MaxRows {
+		d.Hooks = d.Hooks[:MaxRows]
+		all := f
+		all.All = true
+		d.MoreURL = all.with(f.State)
+	}
 	slices.SortStableFunc(d.Workers, func(a, b workerRow) int {
 		if a.rank != b.rank {
 			return a.rank - b.rank
