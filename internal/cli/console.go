@@ -27,6 +27,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -41,6 +42,10 @@ import (
 // DefaultConsoleAddress is where `tether console` listens unless told
 // otherwise: loopback, the port after the local metrics endpoint's.
 const DefaultConsoleAddress = "127.0.0.1:8384"
+
+// tetherEvents selects the Events about tether's objects, as the
+// operator's cache holds them.
+var tetherEvents = fields.OneTermEqualSelector("involvedObject.apiVersion", v1.GroupVersion.String())
 
 // consoleFlags are tether run's console flags.
 type consoleFlags struct {
@@ -79,7 +84,8 @@ func localConsole(mgr *storemanager.Manager, cfg *config.Config, allowRemote boo
 // clusterConsole is the console of the operator: the Manager's cache and
 // the operator's own permissions, which read no Pod logs.
 func clusterConsole(mgr manager.Manager, cfg *rest.Config, c *config.Config, keys receipts.KeyManager, allowRemote bool, log logr.Logger) console.Options {
-	o := console.Options{Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: c, Keys: keys, LoopbackOnly: !allowRemote, Log: log.WithName("console")}
+	o := console.Options{Reader: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Config: c, Keys: keys, LoopbackOnly: !allowRemote,
+		EventFields: tetherEvents, Log: log.WithName("console")}
 	if w, err := client.NewWithWatch(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()}); err == nil {
 		o.Watcher = w
 	} else {
@@ -195,6 +201,9 @@ interface it refuses to start without --allow-remote: it has no login.`,
 				return err
 			}
 			o := console.Options{Reader: b.Client, Watcher: b.Client, Config: cfg, Logs: logTail(b.RESTConfig), LoopbackOnly: !allowRemote}
+			if b.Cluster {
+				o.EventFields = tetherEvents
+			}
 			if km, err := keyManager(g, b); err == nil {
 				o.Keys = km
 			}

@@ -38,6 +38,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -73,6 +74,10 @@ type Options struct {
 	// Watcher, when set, drives the live updates; without it pages do not
 	// follow changes.
 	Watcher Watcher
+	// EventFields, when set, narrows the watch of Events, such as to
+	// tether's objects on a cluster, where every Event would otherwise
+	// refresh the open pages.
+	EventFields fields.Selector
 	// Config gives each Hook's effective staleAfter; nil uses the defaults.
 	Config *config.Config
 	// Keys verify receipts; nil leaves the signatures unchecked.
@@ -267,7 +272,11 @@ func (h *Handler) watchOnce(ctx context.Context, list client.ObjectList, kind st
 		return err
 	}
 	rv := start.GetResourceVersion()
-	wi, err := h.o.Watcher.Watch(ctx, list.DeepCopyObject().(client.ObjectList), &client.ListOptions{Raw: rawFrom(rv)})
+	opts := &client.ListOptions{Raw: rawFrom(rv)}
+	if _, events := list.(*corev1.EventList); events && h.o.EventFields != nil {
+		opts.FieldSelector = h.o.EventFields
+	}
+	wi, err := h.o.Watcher.Watch(ctx, list.DeepCopyObject().(client.ObjectList), opts)
 	if err != nil {
 		return err
 	}
