@@ -36,7 +36,6 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/console"
 	"github.com/tether-dev/tether/internal/hook/receipts"
-	"github.com/tether-dev/tether/internal/store/storemanager"
 )
 
 // DefaultConsoleAddress is where `tether console` listens unless told
@@ -69,16 +68,6 @@ func (f *consoleFlags) serve(mgr manager.Manager, o console.Options) error {
 	}
 	o.Log.Info("serving the console", "url", srv.URL())
 	return nil
-}
-
-// localConsole is the console of tether run on the local store: it reads
-// the Manager's cache, single objects from the store, and follows the
-// store's watch.
-func localConsole(mgr *storemanager.Manager, cfg *config.Config, allowRemote bool, log logr.Logger) console.Options {
-	return console.Options{
-		Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Watcher: mgr.Store().Client(), Config: cfg,
-		Keys: &receipts.FileKeyManager{Dir: cfg.KeyDir}, Logs: logTail(nil), LoopbackOnly: !allowRemote, Log: log.WithName("console"),
-	}
 }
 
 // clusterConsole is the console of the operator: the Manager's cache and

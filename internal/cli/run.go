@@ -464,3 +464,13 @@ func (e eventsShutdown) Start(ctx context.Context) error {
 // NeedLeaderElection is false: a replica that is not the leader has its
 // recorders too.
 func (eventsShutdown) NeedLeaderElection() bool { return false }
+
+// localConsole is the console of tether run on the local store: it reads
+// the Manager's cache, single objects from the store, and follows the
+// store's watch.
+func localConsole(mgr *storemanager.Manager, cfg *config.Config, allowRemote bool, log logr.Logger) console.Options {
+	return console.Options{
+		Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Watcher: mgr.Store().Client(), Config: cfg,
+		Keys: &receipts.FileKeyManager{Dir: cfg.KeyDir}, Logs: logTail(nil), LoopbackOnly: !allowRemote, Log: log.WithName("console"),
+	}
+}

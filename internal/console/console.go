@@ -296,7 +296,7 @@ func (h *Handler) watchOnce(ctx context.Context, list client.ObjectList, kind st
 			case watch.Bookmark:
 				continue
 			case watch.Error:
-				return fmt.Errorf("watch error: %v", apierrors.FromObject(ev.Object))
+				return fmt.Errorf("watch error: %w", apierrors.FromObject(ev.Object))
 			}
 			name := "*"
 			if o, ok := ev.Object.(client.Object); ok {

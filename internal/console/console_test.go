@@ -253,7 +253,7 @@ func TestWorkerPage(t *testing.T) {
 		Spec: v1.WorkerSpec{Command: []string{"claude"}, Env: []v1.EnvVar{{Name: "API_TOKEN", Value: "s3cret-value"}},
 			Restart: v1.RestartPolicy{Auto: true, MaxCrashes: 3, Window: &metav1.Duration{Duration: 10 * time.Minute}}},
 		Status: v1.WorkerStatus{Phase: v1.WorkerCrashLoop, Restarts: 3, Crashes: []v1.CrashRecord{
-			{Time: metav1.NewTime(now.Add(-5 * time.Minute)), PID: 41, Reason: "exited", ExitCode: &exit, Held: []v1.HeldHook{{Name: "freed-hook"}}, AssigneeCleared: true},
+			{Time: metav1.NewTime(now.Add(-5 * time.Minute)), PID: 41, Reason: "exited", ExitCode: &exit, Held: []v1.HeldHook{{Name: "freed-hook"}}, Restarted: true},
 			{Time: metav1.NewTime(now.Add(-time.Minute)), PID: 42, Reason: "<b>killed</b>", Hook: "other-hook"},
 		}},
 	}
@@ -266,7 +266,7 @@ func TestWorkerPage(t *testing.T) {
 	if w.Code != http.StatusOK {
 		t.Fatalf("status %d:\n%s", w.Code, body)
 	}
-	for _, want := range []string{"CrashLoop", `href="/hooks/default/freed-hook"`, `href="/hooks/default/other-hook"`, "assignee cleared",
+	for _, want := range []string{"CrashLoop", `href="/hooks/default/freed-hook"`, `href="/hooks/default/other-hook"`, "restarted",
 		"exit 137", "&lt;b&gt;killed&lt;/b&gt;", "API_TOKEN", "last line of agent-1", `class="crash"`, `class="window"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("the Worker page lacks %q", want)

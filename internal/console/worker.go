@@ -115,9 +115,6 @@ func (h *Handler) worker(w http.ResponseWriter, r *http.Request) {
 		if c.Hook != "" && !seen[c.Hook] {
 			v.Freed = append(v.Freed, hookLink{Name: c.Hook, URL: hookURL(wk.Namespace, c.Hook)})
 		}
-		if c.AssigneeCleared {
-			v.Notes = append(v.Notes, "assignee cleared")
-		}
 		if c.Restarted {
 			v.Notes = append(v.Notes, "restarted")
 		}
