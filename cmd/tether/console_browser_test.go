@@ -201,10 +201,19 @@ func (e *consoleEnv) populate() {
 	validate := exec.Command(tetherBin, append([]string{"step", "done", "validating"}, e.args...)...)
 	validate.Dir, validate.Env = e.ws, append(os.Environ(), e.env...)
 	validate.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out := &syncBuffer{}
+	validate.Stdout, validate.Stderr = out, out
 	if err := validate.Start(); err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { _ = syscall.Kill(-validate.Process.Pid, syscall.SIGKILL); _ = validate.Wait() })
+	deadline := time.Now().Add(2 * time.Minute)
+	for e.ok("get", "hook", "validating", "-o", "jsonpath={.status.state}") != "step_validating" {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("step done never moved the Hook to step_validating:\n%s", out.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 }
 
 // browser drives headless Chromium; every JavaScript dialog it opens (an

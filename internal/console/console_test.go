@@ -145,6 +145,9 @@ func TestOverviewOrderAndFilters(t *testing.T) {
 		*hookIn("recovering", v1.HookRecovering),
 		*hookIn("looping", v1.HookStepRunning, func(h *v1.Hook) { h.Spec.Assignee = "w1" }),
 		*hookIn("other-ns", v1.HookAwaitingHuman, func(h *v1.Hook) { h.Namespace = "team" }),
+		*hookIn("stale", v1.HookStepRunning, func(h *v1.Hook) {
+			h.Status.LastHeartbeat = &metav1.MicroTime{Time: now.Add(-2 * time.Minute)}
+		}),
 	}
 	workers := []v1.Worker{
 		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "w0"}, Status: v1.WorkerStatus{Phase: v1.WorkerRunning}},
@@ -157,7 +160,7 @@ func TestOverviewOrderAndFilters(t *testing.T) {
 		hooks   []string
 		workers []string
 	}{
-		{"all", filter{}, []string{"human", "other-ns", "recovering", "failed", "looping", "running", "done"}, []string{"w1", "w0"}},
+		{"all", filter{}, []string{"human", "other-ns", "recovering", "failed", "looping", "stale", "running", "done"}, []string{"w1", "w0"}},
 		{"namespace", filter{Namespace: "team"}, []string{"other-ns"}, nil},
 		{"state", filter{State: "awaiting_human"}, []string{"human", "other-ns"}, []string{"w1", "w0"}},
 		{"text", filter{Text: "GOAL OF FAIL"}, []string{"failed"}, nil},

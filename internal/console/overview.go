@@ -124,8 +124,6 @@ type hookRow struct {
 	HeartbeatTone        string
 	Checkpoint           string
 	Badges               []string
-	// rank orders the rows: what needs a person first.
-	rank int
 }
 
 // workerRow is one Worker of the overview.
@@ -242,6 +240,14 @@ func buildOverview(f filter, hooks []v1.Hook, workers []v1.Worker, now time.Time
 			d.Workers = append(d.Workers, workerRowOf(wk, now))
 		}
 	}
+	// Rows are ranked and sorted first and built only for the Hooks listed:
+	// a fleet's overview makes no garbage for the rows it does not show.
+	type candidate struct {
+		hk      *v1.Hook
+		rank    int
+		looping bool
+	}
+	var cands []candidate
 	counts := map[v1.HookState]int{}
 	for i := range hooks {
 		hk := &hooks[i]
@@ -252,7 +258,8 @@ func buildOverview(f filter, hooks []v1.Hook, workers []v1.Worker, now time.Time
 		if !f.keepHook(hk) {
 			continue
 		}
-		d.Hooks = append(d.Hooks, hookRowOf(hk, now, staleAfter(hk), looping[hk.Namespace+"/"+hk.Spec.Assignee]))
+		loop := looping[hk.Namespace+"/"+hk.Spec.Assignee]
+		cands = append(cands, candidate{hk: hk, rank: hookRank(hk, now, staleAfter(hk), loop), looping: loop})
 	}
 	for _, s := range hookfsm.States() {
 		d.States = append(d.States, string(s))
@@ -262,26 +269,50 @@ func buildOverview(f filter, hooks []v1.Hook, workers []v1.Worker, now time.Time
 		d.Namespaces = append(d.Namespaces, ns)
 	}
 	slices.Sort(d.Namespaces)
-	slices.SortStableFunc(d.Hooks, func(a, b hookRow) int {
+	slices.SortFunc(cands, func(a, b candidate) int {
 		if a.rank != b.rank {
 			return a.rank - b.rank
 		}
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		if c := strings.Compare(a.hk.Namespace, b.hk.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.hk.Name, b.hk.Name)
 	})
-	d.Matched = len(d.Hooks)
-	if !f.All && len(d.Hooks) > MaxRows {
-		d.Hooks = d.Hooks[:MaxRows]
+	d.Matched = len(cands)
+	if !f.All && len(cands) > MaxRows {
+		cands = cands[:MaxRows]
 		all := f
 		all.All = true
 		d.MoreURL = all.with(f.State)
+	}
+	d.Hooks = make([]hookRow, 0, len(cands))
+	for _, c := range cands {
+		d.Hooks = append(d.Hooks, hookRowOf(c.hk, now, staleAfter(c.hk), c.looping))
 	}
 	slices.SortStableFunc(d.Workers, func(a, b workerRow) int {
 		if a.rank != b.rank {
 			return a.rank - b.rank
 		}
-		return strings.Compare(a.Namespace+"/"+a.Name, b.Namespace+"/"+b.Name)
+		if c := strings.Compare(a.Namespace, b.Namespace); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Name, b.Name)
 	})
 	return d
+}
+
+// hookRank is where hk's row goes: by its state, with a stale heartbeat
+// and a crash-looping Worker raising it; hookRowOf badges the same facts.
+func hookRank(hk *v1.Hook, now time.Time, staleAfter time.Duration, assigneeLooping bool) int {
+	state := hookState(hk)
+	rank := stateRank[state]
+	if hb := hk.Status.LastHeartbeat; hb != nil && (hookfsm.HeartbeatExpected(hk) || state == v1.HookRecovering) && now.Sub(hb.Time) >= staleAfter {
+		rank = min(rank, 4)
+	}
+	if assigneeLooping {
+		rank = min(rank, 3)
+	}
+	return rank
 }
 
 func hookRowOf(hk *v1.Hook, now time.Time, staleAfter time.Duration, assigneeLooping bool) hookRow {
@@ -289,7 +320,7 @@ func hookRowOf(hk *v1.Hook, now time.Time, staleAfter time.Duration, assigneeLoo
 	state := hookState(hk)
 	row := hookRow{Namespace: hk.Namespace, Name: hk.Name, URL: hookURL(hk.Namespace, hk.Name),
 		State: string(state), Tone: stateTone(state), Step: "-", Attempt: "-", Assignee: dash(hk.Spec.Assignee),
-		Heartbeat: "-", Checkpoint: "-", rank: stateRank[state]}
+		Heartbeat: "-", Checkpoint: "-"}
 	if hk.Spec.Assignee != "" {
 		row.AssigneeURL = workerURL(hk.Namespace, hk.Spec.Assignee)
 	}
@@ -306,7 +337,6 @@ func hookRowOf(hk *v1.Hook, now time.Time, staleAfter time.Duration, assigneeLoo
 		case d >= staleAfter:
 			row.HeartbeatTone = "red"
 			row.Badges = append(row.Badges, "stale")
-			row.rank = min(row.rank, 4)
 		case float64(d) >= 0.75*float64(staleAfter):
 			row.HeartbeatTone = "amber"
 		}
@@ -325,7 +355,6 @@ func hookRowOf(hk *v1.Hook, now time.Time, staleAfter time.Duration, assigneeLoo
 	}
 	if assigneeLooping {
 		row.Badges = append(row.Badges, "worker crash-looping")
-		row.rank = min(row.rank, 3)
 	}
 	return row
 }
