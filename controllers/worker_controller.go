@@ -303,7 +303,9 @@ func (r *WorkerReconciler) refuseProcess(ctx context.Context, w *v1.Worker) erro
 	msg := fmt.Sprintf("this operator runs no processes of its own: %s would run inside its container and log to its filesystem. "+
 		"Use spec.template to run the agent as a Pod, or run tether run --cluster with --worker-log-dir where processes may run", field)
 	first := readyReason(w) != ReasonProcessesUnsupported
-	setPhase(&w.Status, workerfsm.Unsupported)
+	if err := workerfsm.Apply(&w.Status, workerfsm.Unsupported); err != nil {
+		return r.refuseTransition(ctx, w, err)
+	}
 	if err := r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonProcessesUnsupported, msg)); err != nil {
 		return err
 	}
