@@ -458,3 +458,17 @@ func isTyped(obj runtime.Object) bool {
 	_, u := obj.(*unstructured.Unstructured)
 	return !u
 }
+
+// contextDone turns a cancelled context into the error a client expects.
+func contextDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return apierrors.NewTimeoutError(err.Error(), 0)
+	}
+	return nil
+}
+
+func (s *Store) observeWrite(verb string, start time.Time) {
+	if s.observer != nil {
+		s.observer.Wrote(verb, time.Since(start))
+	}
+}

@@ -27,3 +27,19 @@ func inodeOf(fi os.FileInfo) uint64 {
 	}
 	return 0
 }
+
+func fileInodeAt(path string) uint64 {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0
+	}
+	return inodeOf(fi)
+}
+
+func fileInode(f *os.File) uint64 {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return inodeOf(fi)
+}

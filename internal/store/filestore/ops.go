@@ -19,11 +19,8 @@ package filestore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -163,22 +160,6 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 		return nil, err
 	}
 	return obj, nil
-}
-
-// contentWithout returns the JSON of obj without the named top-level fields.
-func contentWithout(obj *unstructured.Unstructured, drop ...string) []byte {
-	m := make(map[string]interface{}, len(obj.Object))
-	for k, v := range obj.Object {
-		if !slices.Contains(drop, k) {
-			m[k] = v
-		}
-	}
-	js, _ := json.Marshal(m)
-	return js
-}
-
-func sameContent(a, b *unstructured.Unstructured) bool {
-	return bytes.Equal(contentWithout(a), contentWithout(b))
 }
 
 // update replaces an object, or only its status when subresource is true,
@@ -381,23 +362,6 @@ func runtimeDeepCopy(v interface{}) interface{} {
 	return (&unstructured.Unstructured{Object: map[string]interface{}{"v": v}}).DeepCopy().Object["v"]
 }
 
-func finalizerErrors(old, next *unstructured.Unstructured) field.ErrorList {
-	if old.GetDeletionTimestamp() == nil {
-		return nil
-	}
-	var added []string
-	for _, f := range next.GetFinalizers() {
-		if !slices.Contains(old.GetFinalizers(), f) {
-			added = append(added, f)
-		}
-	}
-	if len(added) == 0 {
-		return nil
-	}
-	return field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"),
-		fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added))}
-}
-
 // deleteOptions are the parts of delete options the store honours.
 type deleteOptions struct {
 	dryRun     bool
@@ -558,15 +522,4 @@ func (s *Store) patch(ctx context.Context, r *resource, namespace, name string, 
 		}
 		return out, err
 	}
-}
-
-func parseRV(rv string) (uint64, error) {
-	if rv == "" || rv == "0" {
-		return 0, nil
-	}
-	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: must be an integer", rv))
-	}
-	return n, nil
 }

@@ -30,11 +30,6 @@ import (
 	"strings"
 	"syscall"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-
 	"github.com/tether-dev/tether/internal/atomicfs"
 )
 
@@ -374,64 +369,6 @@ func (s *Store) dependentsOf(uid, namespace string) ([]dependentKey, bool) {
 // rebuilds from the whole journal.
 func (s *Store) ownersStats() (loads, rebuilds int64) {
 	return s.ownersLoads.Load(), s.ownersRebuilds.Load()
-}
-
-// collectIfOrphanedLocked deletes next, just adopted from a hand edit of
-// last (nil for a new file), when the edit added owner references and every
-// owner they name is absent: no object of its kind and name, or one of
-// another uid. Such an edit names owners already deleted, whose collection
-// could not see it, as it was not in the journal. An object with
-// finalizers gets a deletionTimestamp; a deleted one's own dependents are
-// collected once the lock is released (collectOrphans). The caller holds
-// the write lock.
-func (s *Store) collectIfOrphanedLocked(r *resource, last, next *unstructured.Unstructured) error {
-	refs := next.GetOwnerReferences()
-	if len(refs) == 0 {
-		return nil
-	}
-	if last != nil && slices.EqualFunc(refs, last.GetOwnerReferences(), func(a, b metav1.OwnerReference) bool { return a.UID == b.UID }) {
-		return nil
-	}
-	for _, ref := range refs {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			return nil
-		}
-		or, known := s.byGVK[gv.WithKind(ref.Kind)]
-		if !known {
-			return nil // an owner the store cannot look up may exist
-		}
-		ns := ""
-		if or.namespaced {
-			ns = next.GetNamespace()
-		}
-		owner, err := s.get(or, ns, ref.Name)
-		if err == nil && owner.obj.GetUID() == ref.UID {
-			return nil
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil
-		}
-	}
-	s.log.Info("a hand edit names only owners that are gone; collecting the object", "resource", r.plural, "namespace", next.GetNamespace(), "name", next.GetName())
-	if len(next.GetFinalizers()) > 0 {
-		if next.GetDeletionTimestamp() != nil {
-			return nil
-		}
-		now := metav1.NewTime(s.now())
-		zero := int64(0)
-		next.SetDeletionTimestamp(&now)
-		next.SetDeletionGracePeriodSeconds(&zero)
-		next.SetGeneration(next.GetGeneration() + 1)
-		return s.commit(r, Modified, next)
-	}
-	if err := s.commit(r, Deleted, next); err != nil {
-		return err
-	}
-	s.orphansMu.Lock()
-	s.orphans = append(s.orphans, next)
-	s.orphansMu.Unlock()
-	return nil
 }
 
 // collectOrphans collects the dependents of the objects

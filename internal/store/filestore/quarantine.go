@@ -18,10 +18,10 @@ package filestore
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -107,29 +107,6 @@ func (s *Store) takeReports() []quarantined {
 	return out
 }
 
-// reportFileError reports the entry of a refused read or edit.
-func (s *Store) reportFileError(fe *FileError, last *unstructured.Unstructured) {
-	p, regarding := s.fileProblem(fe, last)
-	s.reportEntry(quarantined{problem: p, regarding: regarding, fromFile: true})
-}
-
-// fileProblem is the problem of a refused read or edit and what its Event
-// regards: the last valid version, or a reference built from the path.
-func (s *Store) fileProblem(fe *FileError, last *unstructured.Unstructured) (Problem, runtime.Object) {
-	p := Problem{Path: fe.Path, Reason: fe.Error(), Fix: "fix or remove the file; the last valid version stays in effect"}
-	var ee *EntryError
-	if errors.As(fe.Err, &ee) {
-		p.Reason, p.Fix = ee.Reason, ee.Fix
-	}
-	var regarding runtime.Object
-	if last != nil {
-		regarding = last
-	} else if r, ns, name, ok := s.keyOfPath(fe.Path); ok {
-		regarding = &corev1.ObjectReference{APIVersion: r.gvk.GroupVersion().String(), Kind: r.gvk.Kind, Namespace: ns, Name: name}
-	}
-	return p, regarding
-}
-
 // storeReference is what an Event about the store itself (its journal)
 // regards.
 func storeReference() *corev1.ObjectReference {
@@ -138,10 +115,21 @@ func storeReference() *corev1.ObjectReference {
 
 func problemOf(e *EntryError) Problem { return Problem{Path: e.Path, Reason: e.Reason, Fix: e.Fix} }
 
-// reportUndecodable reports an object that does not decode into its Go type.
-func (s *Store) reportUndecodable(r *resource, u *unstructured.Unstructured, err error) {
-	path := s.objectPath(r, u.GetNamespace(), u.GetName())
-	s.report(Problem{Path: path, Reason: "does not decode into a " + r.gvk.Kind + ": " + err.Error(),
-		Fix: "edit the file to a valid value (tether edit), or remove it"},
-		&corev1.ObjectReference{APIVersion: r.gvk.GroupVersion().String(), Kind: r.gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID()})
+// EntryError is a store entry the store refuses to read: a symbolic link,
+// a FIFO, a device, a directory where a file belongs, a file owned by
+// another user or one too large to be an object. It names the path, the
+// reason and the fix.
+type EntryError struct {
+	// Path is the entry.
+	Path string
+	// Reason says what is wrong with it.
+	Reason string
+	// Fix says what a person can do about it.
+	Fix string
+}
+
+func (e *EntryError) Error() string { return fmt.Sprintf("%s: %s (%s)", e.Path, e.Reason, e.Fix) }
+
+func symlinkError(path string) *EntryError {
+	return &EntryError{Path: path, Reason: "is a symbolic link; the store refuses symlinked entries", Fix: "replace it by a regular file or remove it: rm " + path}
 }

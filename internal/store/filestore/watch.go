@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -401,19 +400,3 @@ func (w *fileWatch) remember(e entry) {
 }
 
 func key(u *unstructured.Unstructured) string { return u.GetNamespace() + "/" + u.GetName() }
-
-func fileInodeAt(path string) uint64 {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return 0
-	}
-	return inodeOf(fi)
-}
-
-func fileInode(f *os.File) uint64 {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	return inodeOf(fi)
-}
