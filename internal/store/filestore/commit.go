@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -33,18 +34,36 @@ import (
 	"github.com/tether-dev/tether/internal/atomicfs"
 )
 
+// committer is the commit layer, above the object files and the journal:
+// it makes a mutation durable (the journal entry, then the object file),
+// alone or in a group commit (groupcommit.go), under the write lock, which
+// it takes after repairing the journal's tail and rolling forward the
+// writes of a killed writer. It never adopts a hand edit: it only keeps a
+// person's save from being overwritten (commitIf).
+type committer struct {
+	*objectFiles
+	limit int64
+	keep  int
+	// removals are the background removals of replaced files, which Close awaits.
+	removals sync.WaitGroup
+	// applied identifies the journal as this process left it after its
+	// last write, every entry applied; while the journal is still so, no
+	// other writer has come since and the roll-forward has nothing to do.
+	applied journalState
+}
+
 // removeLater removes the file at path in the background. It is for files
 // no reader can reach any longer: temp names holding replaced content. A
 // process that exits without Close may leave such a file behind, as a
 // crash at that moment always could; nothing reads dot files.
-func (s *Store) removeLater(path string) {
+func (s *committer) removeLater(path string) {
 	s.removals.Go(func() { _ = s.unlink(path) })
 }
 
 // withWriteLock runs fn holding the store's exclusive lock, after repairing
 // a torn journal tail and rolling forward a write whose process died
 // between the journal append and the object file rename.
-func (s *Store) withWriteLock(fn func() error) error {
+func (s *committer) withWriteLock(fn func() error) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	lock, err := s.openBeneath(filepath.Join(s.dir, lockName), os.O_RDWR, 0)
@@ -56,12 +75,12 @@ func (s *Store) withWriteLock(fn func() error) error {
 		return err
 	}
 	defer func() { _ = atomicfs.Unlock(lock) }()
-	s.lock = lock
-	defer func() { s.lock = nil }()
+	s.journal.lock = lock
+	defer func() { s.journal.lock = nil }()
 	if err := s.journal.refresh(); err != nil {
 		return err
 	}
-	if err := s.cutVoid(); err != nil {
+	if err := s.journal.cutVoid(); err != nil {
 		return err
 	}
 	if err := s.journal.repairTail(); err != nil {
@@ -78,7 +97,7 @@ func (s *Store) withWriteLock(fn func() error) error {
 // entries and before renaming their files into place, and a power loss may
 // have dropped renames not yet fsynced. The journal is fsynced before any
 // file is rolled forward, as a live writer would have done.
-func (s *Store) rollForward() error {
+func (s *committer) rollForward() error {
 	if s.applied.matches(s.journal.f) {
 		return nil
 	}
@@ -135,7 +154,7 @@ func (js journalState) matches(f *os.File) bool {
 
 // rememberApplied records the journal's state as one with every entry
 // applied. The caller holds the write lock.
-func (s *Store) rememberApplied() {
+func (s *committer) rememberApplied() {
 	fi, err := s.journal.f.Stat()
 	if err != nil {
 		s.applied = journalState{}
@@ -146,7 +165,7 @@ func (s *Store) rememberApplied() {
 
 // rollForwardEntry puts the object file of e in e's state when its writer
 // died before doing so, after calling durable.
-func (s *Store) rollForwardEntry(r *resource, e *entry, durable func() error) error {
+func (s *committer) rollForwardEntry(r *resource, e *entry, durable func() error) error {
 	path := s.objectPath(r, e.Namespace, e.Name)
 	fileRV, ok := s.readHeaderRV(path)
 	switch {
@@ -181,29 +200,19 @@ func (s *Store) rollForwardEntry(r *resource, e *entry, durable func() error) er
 			return err
 		}
 		s.log.Info("a store file was removed by hand; recording the deletion", "file", path)
-		return s.commit(r, Deleted, last)
+		return s.commitAlone(r, Deleted, last, nil)
 	}
 	return nil
 }
 
-// commit makes a mutation durable: first the journal entry, then the object
-// file, and sets the new resourceVersion on obj. The caller holds the write lock.
-func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructured) error {
-	return s.commitIf(r, typ, obj, nil)
-}
-
-// commitIf is commit for an adopted hand edit: the file is rewritten in the
-// store's form only while it is still the one that was read (adopted), so a
-// person's newer edit is never overwritten; that edit is adopted on its own.
-func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
-	if s.group != nil {
-		if typ != Deleted && adopted == nil {
-			return s.stage(r, typ, obj)
-		}
-		// A deletion or an adoption is rare: it is made on its own, after
-		// the writes staged before it.
-		s.flushGroup()
-	}
+// commitAlone makes a mutation durable on its own, outside any group
+// commit: first the journal entry, then the object file, and sets the new
+// resourceVersion on obj. Given adopted, the stat of a hand-edited file
+// being adopted, the file is rewritten in the store's form only while it
+// is still that one, so a person's newer edit is never overwritten; that
+// edit is adopted on its own. The caller holds the write lock, with no
+// write staged (see groupCommitter.commitIf).
+func (s *committer) commitAlone(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
 	before, err := s.journal.size()
 	if err != nil {
 		return err
@@ -296,7 +305,7 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 			return err
 		}
 	}
-	s.writeMark(rv)
+	s.journal.writeMark(rv)
 	s.compactIfLarge()
 	s.rememberApplied()
 	return nil
@@ -307,7 +316,7 @@ func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructu
 // objects alone pass the limit would otherwise compact, reading and
 // rewriting all of them, at every write. The caller holds the write lock,
 // with no write staged.
-func (s *Store) compactIfLarge() {
+func (s *committer) compactIfLarge() {
 	if size, err := s.journal.size(); err == nil && size > max(s.limit, 2*s.journal.compactedLive()) {
 		if err := s.journal.compact(s.keep); err != nil {
 			s.log.Error(err, "compacting the journal")
@@ -319,7 +328,7 @@ func (s *Store) compactIfLarge() {
 // person's edit that the store has not adopted is kept beside it, as
 // NAME.yaml.unsaved-RV, rather than lost with the object. Renaming first and
 // looking second leaves no moment in which a save could slip in unseen.
-func (s *Store) removeObjectFile(path string, rv uint64) error {
+func (s *committer) removeObjectFile(path string, rv uint64) error {
 	aside := fmt.Sprintf("%s.unsaved-%d", path, rv)
 	dir, err := s.openParent(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -347,7 +356,7 @@ func (s *Store) removeObjectFile(path string, rv uint64) error {
 
 // journalAndTemp appends e to the journal while writing the object file's
 // new content to a temp file beside path, and waits for both to be durable.
-func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*atomicfs.Temp, func(), error) {
+func (s *committer) journalAndTemp(e *entry, path string, rv uint64, obj map[string]interface{}, objJSON []byte) (*atomicfs.Temp, func(), error) {
 	body, err := objectYAML(obj, objJSON)
 	if err != nil {
 		return nil, nil, err
@@ -375,7 +384,7 @@ func (s *Store) journalAndTemp(e *entry, path string, rv uint64, obj map[string]
 }
 
 // exists tells whether an entry is at path inside the store.
-func (s *Store) exists(path string) bool {
+func (s *committer) exists(path string) bool {
 	f, err := s.openBeneath(path, unix.O_PATH, 0)
 	if err != nil {
 		var ee *EntryError
@@ -388,7 +397,7 @@ func (s *Store) exists(path string) bool {
 // pendingTemp tells whether a complete temp file of resourceVersion rv for
 // the object file at path lies beside it: the content of a write whose
 // writer died before renaming it into place.
-func (s *Store) pendingTemp(path string, rv uint64) bool {
+func (s *committer) pendingTemp(path string, rv uint64) bool {
 	dir, err := s.openParent(path, false)
 	if err != nil {
 		return false
@@ -418,12 +427,12 @@ func (s *Store) pendingTemp(path string, rv uint64) bool {
 // found empty that way gets a compaction line naming that resourceVersion
 // first, so that a watch from before it gets 410 Expired and lists again.
 // The caller holds the write lock.
-func (s *Store) baseRV() (uint64, error) {
+func (s *committer) baseRV() (uint64, error) {
 	last, err := s.journal.lastRV()
 	if err != nil {
 		return 0, err
 	}
-	mark := s.readMark()
+	mark := s.journal.readMark()
 	if last >= mark && last > 0 {
 		return last, nil
 	}
@@ -446,7 +455,7 @@ func (s *Store) baseRV() (uint64, error) {
 // The caller holds the write lock, so no live writer of this store is
 // between creating a temp file and renaming it; a live process's pending
 // removals of replaced files are left to it.
-func (s *Store) cleanTemps() {
+func (s *committer) cleanTemps() {
 	var dirs []string
 	for plural, r := range s.byPlural {
 		kindDir := filepath.Join(s.dir, plural)
@@ -499,4 +508,63 @@ func writerAlive(name string) bool {
 	}
 	err = unix.Kill(pid, 0)
 	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// recentDirs returns the directories of the object files of the newest two
+// groups in the journal. A group's renames are not fsynced by their
+// writer: the next group fsyncs their directories alongside its journal
+// fsync, before its own renames. So at any moment only the renames of the
+// newest two groups may not be durable, and after a power loss the
+// roll-forward redoes those from the journal (see rollForward). The
+// caller holds the write lock.
+func (s *committer) recentDirs() []string {
+	entries, err := s.journal.lastGroups(2)
+	if err != nil {
+		return nil
+	}
+	var dirs []string
+	for _, e := range entries {
+		r, ok := s.byPlural[e.Resource]
+		if !ok || e.RV == 0 {
+			continue
+		}
+		if d := s.objectDir(r, e.Namespace); !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// syncDir fsyncs the store directory at path, when it exists.
+func (s *committer) syncDir(path string) error {
+	rel, err := s.rel(path)
+	if err != nil {
+		return err
+	}
+	dir, err := s.openStoreDir(rel, false)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer func() { _ = dir.Close() }()
+	if err := s.io.Sync(dir); err != nil {
+		return fmt.Errorf("syncing %s: %w", path, err)
+	}
+	return nil
+}
+
+// syncDirsAsync fsyncs dirs in the background; the returned function
+// waits for them and returns their errors.
+func (s *committer) syncDirsAsync(dirs []string) func() error {
+	errs := make([]error, len(dirs))
+	var wg sync.WaitGroup
+	for i, d := range dirs {
+		wg.Go(func() { errs[i] = s.syncDir(d) })
+	}
+	return func() error {
+		wg.Wait()
+		return errors.Join(errs...)
+	}
 }

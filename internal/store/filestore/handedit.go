@@ -19,11 +19,13 @@ package filestore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -46,6 +48,28 @@ import (
 // file and line; the last valid version, kept in the journal, stays in
 // effect, and the file is left as the person wrote it.
 
+// adopter is the hand-edit adoption layer, on top of commit, object files,
+// the journal and the layout, none of which calls it back: a read returns
+// a file holding a hand edit as such, and the reader asks for its adoption
+// (adopt, adoptFile) as a step of its own, which takes the write lock and
+// may write. An adoption can delete an object that names only absent
+// owners; the Store above collects that one's dependents afterwards
+// (Store.collectOrphans), as adoption never calls up into the Store.
+type adopter struct {
+	*groupCommitter
+	// validator compiles the CRDs' schemas on first use: a process that
+	// only reads never needs them.
+	validator func() (*crdschema.Validator, error)
+	now       func() time.Time
+	observer  Observer
+	// lockedAdoptions counts the adoption checks made under the write lock.
+	lockedAdoptions atomic.Uint64
+	// orphans are objects deleted for naming only absent owners, whose own
+	// dependents are still to be collected (see Store.collectOrphans).
+	orphansMu sync.Mutex
+	orphans   []*unstructured.Unstructured
+}
+
 // InvalidEditError is a hand edit the store refused.
 type InvalidEditError struct {
 	// File is the store file and, when known, its line.
@@ -57,16 +81,15 @@ type InvalidEditError struct {
 func (e *InvalidEditError) Error() string { return "invalid hand edit: " + e.File.Error() }
 
 // adoptFile adopts the hand edit of one store file, if it has one. It
-// returns an *InvalidEditError for an edit it refuses.
-func (s *Store) adoptFile(ctx context.Context, path string) error {
+// returns an *InvalidEditError for an edit it refuses. The caller then
+// collects the dependents of an object the adoption deleted.
+func (s *adopter) adoptFile(ctx context.Context, path string) error {
 	s.lockedAdoptions.Add(1)
-	err := s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
-	s.collectOrphans(ctx)
-	return err
+	return s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
 }
 
 // adoptLocked is adoptFile for a caller that holds the write lock.
-func (s *Store) adoptLocked(ctx context.Context, path string) error {
+func (s *adopter) adoptLocked(ctx context.Context, path string) error {
 	r, namespace, name, ok := s.keyOfPath(path)
 	if !ok {
 		return nil
@@ -129,7 +152,7 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 
 // currentLocked returns the object in effect for a key, adopting a pending
 // hand edit first. The caller holds the write lock.
-func (s *Store) currentLocked(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+func (s *adopter) currentLocked(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
 	so, err := s.get(r, namespace, name)
 	return s.adoptIfChanged(ctx, r, namespace, name, so, err)
 }
@@ -139,7 +162,7 @@ func (s *Store) currentLocked(ctx context.Context, r *resource, namespace, name 
 // its file, and otherwise adopts the file's hand edit and returns the
 // object then in effect: the adopted edit, or the last valid version when
 // the edit is refused. The caller holds the write lock.
-func (s *Store) adoptIfChanged(ctx context.Context, r *resource, namespace, name string, so *storedObject, err error) (*unstructured.Unstructured, error) {
+func (s *adopter) adoptIfChanged(ctx context.Context, r *resource, namespace, name string, so *storedObject, err error) (*unstructured.Unstructured, error) {
 	if err == nil && !so.handEdited {
 		return so.obj, nil
 	}
@@ -162,92 +185,22 @@ func (s *Store) adoptIfChanged(ctx context.Context, r *resource, namespace, name
 	return so.obj, nil
 }
 
-// settled reads an object for a reader that holds no lock, adopting a
-// pending hand edit first; a refused edit yields the last valid version.
-// It reads under the shared lock: a writer's journal entry reaches watchers
-// before its rename, and a reader acting on a watch event must not then
-// read the version before it. Only a file holding a hand edit takes the
-// write lock, to adopt it.
-func (s *Store) settled(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
-	var so *storedObject
-	err := s.withReadLock(func() error {
-		var err error
-		so, err = s.get(r, namespace, name)
-		return err
-	})
-	if err == nil && !so.handEdited {
-		return so.obj, nil
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, err
-	}
+// adopt returns the object in effect for a key after adopting the hand
+// edit its file holds, under the write lock: the adopted edit, or the last
+// valid version when the edit is refused. A reader asks for it when its
+// read found a hand edit (see Store.settled). The caller then collects
+// the dependents of an object the adoption deleted.
+func (s *adopter) adopt(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
 	var out *unstructured.Unstructured
-	err = s.withWriteLock(func() error {
+	err := s.withWriteLock(func() error {
 		var err error
 		out, err = s.currentLocked(ctx, r, namespace, name)
 		return err
 	})
-	s.collectOrphans(ctx)
 	return out, err
 }
 
-// listSettled lists like list, after adopting pending hand edits; a file
-// whose edit is refused contributes its last valid version. The objects
-// are sorted by namespace and name. Given a mention, it may leave out,
-// undecoded, objects whose JSON does not contain it (see list).
-func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, slots *itemSlots, shape readShape) (uint64, []*storedObject, error) {
-	for attempt := 0; ; attempt++ {
-		var rv uint64
-		var items []*storedObject
-		var pending []string
-		err := s.withReadLock(func() error {
-			var err error
-			if rv, err = s.currentRV(); err != nil {
-				return err
-			}
-			items, pending, err = s.list(r, namespace, slots, shape)
-			if err != nil || len(pending) > 0 && attempt == 0 {
-				return err
-			}
-			for _, path := range pending {
-				_, ns, name, _ := s.keyOfPath(path)
-				last, err := s.lastValid(r, ns, name)
-				if err != nil {
-					return err
-				}
-				if last != nil {
-					items = append(items, &storedObject{obj: last})
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, nil, err
-		}
-		if len(pending) > 0 && attempt == 0 {
-			for _, path := range pending {
-				// A file that cannot be adopted (refused, unreadable, or a
-				// store that cannot be written: a full disk, a read-only
-				// filesystem) is skipped and its last valid version listed;
-				// one bad entry never fails the list.
-				err := s.adoptFile(ctx, path)
-				var inv *InvalidEditError
-				switch {
-				case errors.As(err, &inv):
-					s.reportFileError(inv.File, inv.Object)
-				case err != nil:
-					s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
-				default:
-					s.cleared(path)
-				}
-			}
-			continue
-		}
-		return rv, sortedByKey(items), nil
-	}
-}
-
-func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured, read os.FileInfo) error {
+func (s *adopter) writeObjectFileFrom(path string, obj *unstructured.Unstructured, read os.FileInfo) error {
 	js, err := obj.MarshalJSON()
 	if err != nil {
 		return err
@@ -261,7 +214,7 @@ func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured,
 
 // adoptRemoval records a store file that a person deleted as a deletion.
 // It bypasses finalizers: the file is already gone.
-func (s *Store) adoptRemoval(r *resource, namespace, name string) error {
+func (s *adopter) adoptRemoval(r *resource, namespace, name string) error {
 	last, err := s.lastValid(r, namespace, name)
 	if err != nil || last == nil {
 		return err
@@ -272,7 +225,7 @@ func (s *Store) adoptRemoval(r *resource, namespace, name string) error {
 
 // prepareAdoption validates edited content as an update of last, or as a
 // create when there is no last version, and returns the object to store.
-func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, name string, edited, last *unstructured.Unstructured) (*unstructured.Unstructured, field.ErrorList) {
+func (s *adopter) prepareAdoption(ctx context.Context, r *resource, namespace, name string, edited, last *unstructured.Unstructured) (*unstructured.Unstructured, field.ErrorList) {
 	next := edited.DeepCopy()
 	if next.GroupVersionKind() != r.gvk {
 		return nil, field.ErrorList{field.Invalid(field.NewPath("apiVersion"), next.GetAPIVersion()+" "+next.GetKind(),
@@ -371,7 +324,7 @@ func bytesEqualWithout(a, b *unstructured.Unstructured, drop ...string) bool {
 
 // lineOfField returns the line of a field path in the YAML file at path,
 // or of its nearest ancestor, for error messages; 0 when it is unknown.
-func (s *Store) lineOfField(path, fieldPath string) int {
+func (s *adopter) lineOfField(path, fieldPath string) int {
 	if fieldPath == "" || fieldPath == "<nil>" {
 		return 0
 	}
@@ -383,14 +336,14 @@ func (s *Store) lineOfField(path, fieldPath string) int {
 }
 
 // reportFileError reports the entry of a refused read or edit.
-func (s *Store) reportFileError(fe *FileError, last *unstructured.Unstructured) {
+func (s *adopter) reportFileError(fe *FileError, last *unstructured.Unstructured) {
 	p, regarding := s.fileProblem(fe, last)
-	s.reportEntry(quarantined{problem: p, regarding: regarding, fromFile: true})
+	s.quarantine.reportEntry(quarantined{problem: p, regarding: regarding, fromFile: true})
 }
 
 // fileProblem is the problem of a refused read or edit and what its Event
 // regards: the last valid version, or a reference built from the path.
-func (s *Store) fileProblem(fe *FileError, last *unstructured.Unstructured) (Problem, runtime.Object) {
+func (s *adopter) fileProblem(fe *FileError, last *unstructured.Unstructured) (Problem, runtime.Object) {
 	p := Problem{Path: fe.Path, Reason: fe.Error(), Fix: "fix or remove the file; the last valid version stays in effect"}
 	var ee *EntryError
 	if errors.As(fe.Err, &ee) {
@@ -405,39 +358,6 @@ func (s *Store) fileProblem(fe *FileError, last *unstructured.Unstructured) (Pro
 	return p, regarding
 }
 
-// contentWithout returns the JSON of obj without the named top-level fields.
-func contentWithout(obj *unstructured.Unstructured, drop ...string) []byte {
-	m := make(map[string]interface{}, len(obj.Object))
-	for k, v := range obj.Object {
-		if !slices.Contains(drop, k) {
-			m[k] = v
-		}
-	}
-	js, _ := json.Marshal(m)
-	return js
-}
-
-func sameContent(a, b *unstructured.Unstructured) bool {
-	return bytes.Equal(contentWithout(a), contentWithout(b))
-}
-
-func finalizerErrors(old, next *unstructured.Unstructured) field.ErrorList {
-	if old.GetDeletionTimestamp() == nil {
-		return nil
-	}
-	var added []string
-	for _, f := range next.GetFinalizers() {
-		if !slices.Contains(old.GetFinalizers(), f) {
-			added = append(added, f)
-		}
-	}
-	if len(added) == 0 {
-		return nil
-	}
-	return field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"),
-		fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added))}
-}
-
 // collectIfOrphanedLocked deletes next, just adopted from a hand edit of
 // last (nil for a new file), when the edit added owner references and every
 // owner they name is absent: no object of its kind and name, or one of
@@ -446,7 +366,7 @@ func finalizerErrors(old, next *unstructured.Unstructured) field.ErrorList {
 // finalizers gets a deletionTimestamp; a deleted one's own dependents are
 // collected once the lock is released (collectOrphans). The caller holds
 // the write lock.
-func (s *Store) collectIfOrphanedLocked(r *resource, last, next *unstructured.Unstructured) error {
+func (s *adopter) collectIfOrphanedLocked(r *resource, last, next *unstructured.Unstructured) error {
 	refs := next.GetOwnerReferences()
 	if len(refs) == 0 {
 		return nil
@@ -496,7 +416,7 @@ func (s *Store) collectIfOrphanedLocked(r *resource, last, next *unstructured.Un
 	return nil
 }
 
-func (s *Store) observeHandEdit(adopted bool) {
+func (s *adopter) observeHandEdit(adopted bool) {
 	if s.observer != nil {
 		s.observer.HandEdit(adopted)
 	}

@@ -95,7 +95,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 	forget := func(path string) {
 		delete(refused, path)
 		delete(recorded, path)
-		s.cleared(path)
+		s.quarantine.cleared(path)
 	}
 	pending := map[string]*settling{}
 	read := func(path string) ([]byte, string) {
@@ -119,6 +119,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 	// Event of a refusal whose message is news.
 	judge := func(path string) {
 		err := s.adoptFile(ctx, path)
+		s.collectOrphans(ctx)
 		var inv *InvalidEditError
 		switch {
 		case errors.As(err, &inv):
@@ -128,13 +129,13 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				s.observeHandEdit(false)
 			}
 			p, regarding := s.fileProblem(inv.File, inv.Object)
-			s.report(p, nil)
+			s.quarantine.report(p, nil)
 			if regarding != nil && recorded[path] != msg {
 				recorded[path] = msg
 				record(regarding, p)
 			}
 		case err != nil:
-			s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
+			s.quarantine.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
 		default:
 			forget(path)
 		}
@@ -160,12 +161,13 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 	}
 	handle := func(path string) {
 		err := s.adoptFile(ctx, path)
+		s.collectOrphans(ctx)
 		var inv *InvalidEditError
 		switch {
 		case errors.As(err, &inv):
 			settle(path)
 		case err != nil:
-			s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
+			s.quarantine.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
 		default:
 			delete(pending, path)
 			forget(path)
@@ -175,7 +177,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 	// watch), becomes one Warning Event; one found in an object file's
 	// content once the file has settled.
 	emit := func() {
-		for _, q := range s.takeReports() {
+		for _, q := range s.quarantine.takeReports() {
 			if q.regarding == nil {
 				continue
 			}
@@ -203,7 +205,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 				return filepath.SkipDir
 			}
 			if d.Type()&os.ModeSymlink != 0 && path != s.dir && (s.isObjectDir(path) || filepath.Dir(path) != s.dir) {
-				s.report(problemOf(symlinkError(path)), nil)
+				s.quarantine.report(problemOf(symlinkError(path)), nil)
 				if _, _, _, ok := s.keyOfPath(path); ok {
 					handle(path)
 				}

@@ -34,6 +34,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
+	"github.com/go-logr/logr"
+
 	"github.com/tether-dev/tether/internal/atomicfs"
 )
 
@@ -67,7 +69,7 @@ type entry struct {
 	// Group is the entry's place in its group commit: 0 for the first (or
 	// only) entry, n for the entry n after it. A writer killed during a
 	// group commit may leave every entry of its group unapplied, so the
-	// roll-forward reads back by whole groups (see Store.rollForward).
+	// roll-forward reads back by whole groups (see committer.rollForward).
 	Group int `json:"group,omitempty"`
 	// Object stays the last field: entryHead slices it out of a line
 	// without scanning it.
@@ -91,10 +93,15 @@ type journal struct {
 	// broken is set when a failed append could not be taken back: the
 	// journal refuses appends until the cut is made (see cutVoid).
 	broken error
-	// voidFrom returns the offset of the void mark, or -1 (see void.go).
-	voidFrom func() int64
-	// markVoid records the void mark durably.
-	markVoid func(offset int64) error
+	// layout opens the journal's files, through no symbolic link.
+	layout *layout
+	log    logr.Logger
+	// markFile is the lock file, open read-only, for reading the void
+	// mark; nil for a journal without marks.
+	markFile *os.File
+	// lock is the lock file while the write lock is held, nil otherwise;
+	// it holds the resourceVersion mark and the void mark.
+	lock *os.File
 	// onCorrupt, when set, is told of each corrupt line found.
 	onCorrupt func(*corruptLine)
 
@@ -113,7 +120,7 @@ type journal struct {
 	// recent holds, under tailMu, the newest entry this process appended
 	// for each of the last recentLimit objects it wrote, so that reading
 	// one back decodes the entry's JSON rather than the file's YAML
-	// (Store.fromJournal). recentKeys orders them, oldest first. A
+	// (objectFiles.fromJournal). recentKeys orders them, oldest first. A
 	// resourceVersion is issued once, so an entry names one content of
 	// its object's file for ever; only an entry taken back (rollback, a
 	// void cut, a torn line cut off) may see its resourceVersion issued
@@ -177,8 +184,9 @@ func (j *journal) forgetRecent() {
 }
 
 // openJournal opens the store's journal, through no symbolic link.
-func (s *Store) openJournal() (*journal, error) {
-	j := &journal{path: filepath.Join(s.dir, journalName), io: s.io}
+// markFile, the lock file open read-only, is the journal's from then on.
+func (s *layout) openJournal(markFile *os.File) (*journal, error) {
+	j := &journal{path: filepath.Join(s.dir, journalName), io: s.io, layout: s, log: s.log, markFile: markFile}
 	j.open = func() (*os.File, error) {
 		f, err := s.openBeneath(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 		if readOnlyErr(err) {
@@ -196,12 +204,17 @@ func (s *Store) openJournal() (*journal, error) {
 	return j, nil
 }
 
-func (j *journal) close() error { return j.f.Close() }
+func (j *journal) close() error {
+	if j.markFile != nil {
+		_ = j.markFile.Close()
+	}
+	return j.f.Close()
+}
 
 // append writes e as one line and fsyncs it. The caller holds the write
 // lock. When either fails, the journal is cut back to its size before the
 // append (see rollback), so a failed append never takes effect. When the
-// cut fails too, the entry is marked void (see void.go).
+// cut fails too, the entry is marked void (see writeVoid).
 func (j *journal) append(e *entry) error {
 	if j.broken != nil {
 		return j.broken
@@ -343,11 +356,11 @@ func (j *journal) rollback(size int64) error {
 		return nil
 	}()
 	if err != nil {
-		if j.markVoid == nil {
+		if j.markFile == nil {
 			j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w); the store refuses writes until it is opened again", j.path, err)
 			return j.broken
 		}
-		if merr := j.markVoid(size); merr != nil {
+		if merr := j.writeVoid(size); merr != nil {
 			j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w) nor marked void (%w); the store refuses writes until it is opened again", j.path, err, merr)
 			return j.broken
 		}
@@ -526,12 +539,12 @@ func (c *corruptLine) problem(path string) Problem {
 
 // newJournalReader opens a reader of the journal, decoding whole only the
 // entries of resource when it is given (see journalReader.resource).
-func (s *Store) newJournalReader(resource string) (*journalReader, error) {
-	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
+func (j *journal) newJournalReader(resource string) (*journalReader, error) {
+	f, err := j.layout.openBeneath(j.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &journalReader{f: f, resource: resource, end: s.journal.journalEnd}, nil
+	return &journalReader{f: f, resource: resource, end: j.journalEnd}, nil
 }
 
 func (r *journalReader) close() error { return r.f.Close() }
@@ -885,8 +898,8 @@ var (
 // lastValid returns the newest journal entry for a key, or nil when the
 // journal has none or the newest is a deletion. It reads the journal
 // backwards, so a recently changed object is found at once.
-func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
-	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
+func (j *journal) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	f, err := j.layout.openBeneath(j.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -895,7 +908,7 @@ func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Un
 	if err != nil {
 		return nil, err
 	}
-	size := s.journal.journalEnd(fi.Size())
+	size := j.journalEnd(fi.Size())
 	needle := []byte(fmt.Sprintf(`"resource":%q,"namespace":%q,"name":%q`, r.plural, namespace, name))
 	// The first chunk is small, the common case being an entry near the
 	// end; each next one doubles, up to maxChunk.
@@ -931,9 +944,6 @@ func (s *Store) lastValid(r *resource, namespace, name string) (*unstructured.Un
 	}
 	return nil, nil
 }
-
-// currentRV returns the store's newest resourceVersion.
-func (s *Store) currentRV() (uint64, error) { return s.journal.lastRV() }
 
 func parseRV(rv string) (uint64, error) {
 	if rv == "" || rv == "0" {
@@ -980,11 +990,11 @@ func (j *journal) truncate(f *os.File, size int64) error {
 
 // voidFrom returns the offset from which the journal's entries are void,
 // or -1. It reads the lock file through the descriptor kept for it.
-func (s *Store) voidFrom() int64 {
-	if s.markFile == nil {
+func (j *journal) voidFrom() int64 {
+	if j.markFile == nil {
 		return -1
 	}
-	return readVoid(s.markFile)
+	return readVoid(j.markFile)
 }
 
 // readVoid returns the void mark of the lock file f, or -1.
@@ -1025,21 +1035,21 @@ func inspectVoid(path string) []Problem {
 // void. The caller holds the write lock; the lock file is opened anew for
 // every write lock, so a failed fsync here is never retried on the same
 // descriptor.
-func (s *Store) writeVoid(offset int64) error {
-	if s.lock == nil {
+func (j *journal) writeVoid(offset int64) error {
+	if j.lock == nil {
 		return errors.New("no write lock")
 	}
-	if cur := s.voidFrom(); cur >= 0 && cur < offset {
+	if cur := j.voidFrom(); cur >= 0 && cur < offset {
 		offset = cur
 	}
-	if err := s.writeAt(s.lock, fmt.Sprintf("%020d\n", offset+1), voidAt); err != nil {
+	if err := writeAt(j.lock, fmt.Sprintf("%020d\n", offset+1), voidAt); err != nil {
 		return err
 	}
-	return s.io.Sync(s.lock)
+	return j.io.Sync(j.lock)
 }
 
 // writeAt writes text at off in f.
-func (s *Store) writeAt(f *os.File, text string, off int64) error {
+func writeAt(f *os.File, text string, off int64) error {
 	_, err := f.WriteAt([]byte(text), off)
 	return err
 }
@@ -1048,12 +1058,11 @@ func (s *Store) writeAt(f *os.File, text string, off int64) error {
 // cut durable and then clears the mark, durably too: an entry appended
 // after a mark that a crash could bring back would be cut as void. The
 // caller holds the write lock. Until it succeeds, writes fail.
-func (s *Store) cutVoid() error {
-	v := s.voidFrom()
+func (j *journal) cutVoid() error {
+	v := j.voidFrom()
 	if v < 0 {
 		return nil
 	}
-	j := s.journal
 	size, err := j.size()
 	if err != nil {
 		return err
@@ -1075,13 +1084,13 @@ func (s *Store) cutVoid() error {
 		j.forgetRecent()
 		_ = j.f.Close()
 		j.f = f
-		s.log.Info("cut the journal back past the entries of a failed write", "journal", j.path, "offset", v)
+		j.log.Info("cut the journal back past the entries of a failed write", "journal", j.path, "offset", v)
 	}
-	if err := s.writeAt(s.lock, fmt.Sprintf("%020d\n", 0), voidAt); err != nil {
+	if err := writeAt(j.lock, fmt.Sprintf("%020d\n", 0), voidAt); err != nil {
 		return err
 	}
-	if err := s.io.Sync(s.lock); err != nil {
-		return fmt.Errorf("%s: %w", filepath.Join(s.dir, lockName), err)
+	if err := j.io.Sync(j.lock); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(filepath.Dir(j.path), lockName), err)
 	}
 	j.broken = nil
 	return nil
@@ -1090,10 +1099,8 @@ func (s *Store) cutVoid() error {
 // journalEnd returns where the journal's readable entries end for a file
 // of size bytes: at the void mark, when there is one before its end.
 func (j *journal) journalEnd(size int64) int64 {
-	if j.voidFrom != nil {
-		if v := j.voidFrom(); v >= 0 && v < size {
-			return v
-		}
+	if v := j.voidFrom(); v >= 0 && v < size {
+		return v
 	}
 	return size
 }
@@ -1105,20 +1112,20 @@ const markSize = 21
 // file. It is not fsynced: it guards against a journal that a person
 // deletes or empties, not against a crash, which the journal survives.
 // The caller holds the write lock.
-func (s *Store) writeMark(rv uint64) {
-	if s.lock == nil {
+func (j *journal) writeMark(rv uint64) {
+	if j.lock == nil {
 		return
 	}
-	_, _ = s.lock.WriteAt([]byte(fmt.Sprintf("%020d\n", rv)), 0)
+	_, _ = j.lock.WriteAt([]byte(fmt.Sprintf("%020d\n", rv)), 0)
 }
 
 // readMark returns the resourceVersion mark of the lock file, or 0.
-func (s *Store) readMark() uint64 {
-	if s.lock == nil {
+func (j *journal) readMark() uint64 {
+	if j.lock == nil {
 		return 0
 	}
 	buf := make([]byte, markSize)
-	n, _ := s.lock.ReadAt(buf, 0)
+	n, _ := j.lock.ReadAt(buf, 0)
 	rv, err := strconv.ParseUint(strings.TrimSpace(string(buf[:n])), 10, 64)
 	if err != nil {
 		return 0

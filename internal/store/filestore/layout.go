@@ -17,6 +17,7 @@ limitations under the License.
 package filestore
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,7 +26,10 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"golang.org/x/sys/unix"
 	corev1 "k8s.io/api/core/v1"
@@ -33,6 +37,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/go-logr/logr"
 
 	"github.com/tether-dev/tether/internal/atomicfs"
 )
@@ -46,8 +52,29 @@ import (
 // namespace directory, or a symlinked journal, can never lead a write or
 // a read outside the store.
 
+// layout is the lowest layer of the store: where each object's file is
+// (paths and keys), how every entry is opened (relative to the open store
+// directory, through no symbolic link, never blocking on a FIFO), the
+// checks an entry must pass, the flock of the lock file, and the report
+// of entries it skips (the quarantine). It knows nothing of the journal,
+// object files' content or commits.
+type layout struct {
+	dir      string
+	byGVK    map[schema.GroupVersionKind]*resource
+	byPlural map[string]*resource
+	log      logr.Logger
+	// mu orders this process's readers and writers; the flock orders processes.
+	mu sync.RWMutex
+	// root is the store directory, open: every path is resolved from it.
+	root *os.File
+	// io makes the store's writes and fsyncs.
+	io atomicfs.IO
+	// quarantine holds the entries skipped because they cannot be read.
+	quarantine *quarantine
+}
+
 // rel returns path relative to the store directory.
-func (s *Store) rel(path string) (string, error) {
+func (s *layout) rel(path string) (string, error) {
 	rel, err := filepath.Rel(s.dir, path)
 	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 		return "", fmt.Errorf("%s is outside the store %s", path, s.dir)
@@ -57,7 +84,7 @@ func (s *Store) rel(path string) (string, error) {
 
 // openBeneath opens path, inside the store, with flags, refusing with an
 // *EntryError any symbolic link on the way or at the end.
-func (s *Store) openBeneath(path string, flags int, mode uint32) (*os.File, error) {
+func (s *layout) openBeneath(path string, flags int, mode uint32) (*os.File, error) {
 	rel, err := s.rel(path)
 	if err != nil {
 		return nil, err
@@ -81,7 +108,7 @@ func (s *Store) openBeneath(path string, flags int, mode uint32) (*os.File, erro
 }
 
 // openWalking is openBeneath for kernels without openat2 (before 5.6).
-func (s *Store) openWalking(path, rel string, flags int, mode uint32) (*os.File, error) {
+func (s *layout) openWalking(path, rel string, flags int, mode uint32) (*os.File, error) {
 	dir, err := s.openStoreDir(filepath.Dir(rel), false)
 	if err != nil {
 		return nil, err
@@ -98,7 +125,7 @@ func (s *Store) openWalking(path, rel string, flags int, mode uint32) (*os.File,
 }
 
 // firstSymlink returns the path of the first symbolic link on rel, or rel's path.
-func (s *Store) firstSymlink(rel string) string {
+func (s *layout) firstSymlink(rel string) string {
 	p := s.dir
 	for _, c := range strings.Split(rel, string(filepath.Separator)) {
 		p = filepath.Join(p, c)
@@ -112,7 +139,7 @@ func (s *Store) firstSymlink(rel string) string {
 // openStoreDir opens the directory rel inside the store one component at a
 // time, never following a symbolic link, and checks each directory as
 // checkDir does. With create, missing directories are created 0700.
-func (s *Store) openStoreDir(rel string, create bool) (*os.File, error) {
+func (s *layout) openStoreDir(rel string, create bool) (*os.File, error) {
 	fd, err := unix.Dup(int(s.root.Fd()))
 	if err != nil {
 		return nil, err
@@ -200,7 +227,7 @@ func (e *UnsafeStoreError) Error() string {
 // links where a directory belongs, and other entries that are not a
 // directory there (a FIFO, a regular file), as quarantined: only what is
 // beneath them is skipped.
-func (s *Store) dirProblems() (refusals, links, notDirs []Problem) {
+func (s *layout) dirProblems() (refusals, links, notDirs []Problem) {
 	check := func(path string) bool {
 		fi, err := os.Lstat(path)
 		if err != nil {
@@ -256,7 +283,7 @@ func readDir(path string) ([]fs.DirEntry, error) {
 // notDirProblem describes the entry at or above path, below the store
 // directory, that is not a directory where the store keeps one, for a
 // read of path that failed with ENOTDIR or ELOOP.
-func (s *Store) notDirProblem(path string) (Problem, bool) {
+func (s *layout) notDirProblem(path string) (Problem, bool) {
 	for p := path; strings.HasPrefix(p, s.dir+string(filepath.Separator)); p = filepath.Dir(p) {
 		fi, err := os.Lstat(p)
 		switch {
@@ -341,7 +368,7 @@ func checkRegular(path string, fi os.FileInfo) error {
 // link and without blocking on a FIFO or a device, and refuses, with an
 // *EntryError, what checkRegular refuses. The type is checked on the open
 // file, so it cannot change between the check and the read.
-func (s *Store) openRegular(path string) (*os.File, os.FileInfo, error) {
+func (s *layout) openRegular(path string) (*os.File, os.FileInfo, error) {
 	f, err := s.openBeneath(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_NOCTTY, 0)
 	if err != nil {
 		return nil, nil, err
@@ -358,7 +385,7 @@ func (s *Store) openRegular(path string) (*os.File, os.FileInfo, error) {
 }
 
 // readRegular reads a store file as openRegular opens it.
-func (s *Store) readRegular(path string) ([]byte, error) {
+func (s *layout) readRegular(path string) ([]byte, error) {
 	f, fi, err := s.openRegular(path)
 	if err != nil {
 		return nil, err
@@ -475,7 +502,7 @@ func exists(path string) bool {
 // syncParent fsyncs the directory holding dir. One the process cannot
 // open (a parent it may not read) is left as it is: only the sync of an
 // open directory can fail to be durable.
-func (s *Store) syncParent(dir string) error {
+func (s *layout) syncParent(dir string) error {
 	d, err := os.Open(filepath.Dir(dir))
 	if err != nil {
 		return nil
@@ -485,7 +512,7 @@ func (s *Store) syncParent(dir string) error {
 }
 
 // unlink removes the file at path inside the store, through no symbolic link.
-func (s *Store) unlink(path string) error {
+func (s *layout) unlink(path string) error {
 	rel, err := s.rel(filepath.Dir(path))
 	if err != nil {
 		return err
@@ -502,7 +529,7 @@ func (s *Store) unlink(path string) error {
 }
 
 // openParent opens the directory of path inside the store (see openStoreDir).
-func (s *Store) openParent(path string, create bool) (*os.File, error) {
+func (s *layout) openParent(path string, create bool) (*os.File, error) {
 	rel, err := s.rel(filepath.Dir(path))
 	if err != nil {
 		return nil, err
@@ -512,7 +539,7 @@ func (s *Store) openParent(path string, create bool) (*os.File, error) {
 
 // removeDurable removes the file at path inside the store, when it exists,
 // and fsyncs its directory.
-func (s *Store) removeDurable(path string) error {
+func (s *layout) removeDurable(path string) error {
 	dir, err := s.openParent(path, false)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -529,7 +556,7 @@ func (s *Store) removeDurable(path string) error {
 
 // writeTemp writes the content of the object file at path to a temp file
 // beside it, durably, creating its directory when missing.
-func (s *Store) writeTemp(path string, data []byte) (*atomicfs.Temp, func(), error) {
+func (s *layout) writeTemp(path string, data []byte) (*atomicfs.Temp, func(), error) {
 	dir, err := s.openParent(path, true)
 	if err != nil {
 		return nil, nil, err
@@ -542,7 +569,7 @@ func (s *Store) writeTemp(path string, data []byte) (*atomicfs.Temp, func(), err
 	return tmp, func() { _ = dir.Close() }, nil
 }
 
-func (s *Store) resourceFor(gvk schema.GroupVersionKind) (*resource, error) {
+func (s *layout) resourceFor(gvk schema.GroupVersionKind) (*resource, error) {
 	gvk.Kind = strings.TrimSuffix(gvk.Kind, "List")
 	r, ok := s.byGVK[gvk]
 	if !ok {
@@ -553,7 +580,7 @@ func (s *Store) resourceFor(gvk schema.GroupVersionKind) (*resource, error) {
 
 // withReadLock runs fn holding the shared lock, so that what it reads is
 // one consistent resourceVersion of the store.
-func (s *Store) withReadLock(fn func() error) error {
+func (s *layout) withReadLock(fn func() error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	// Read-only, so that reads work on a read-only filesystem too.
@@ -574,19 +601,19 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
-func (s *Store) objectDir(r *resource, namespace string) string {
+func (s *layout) objectDir(r *resource, namespace string) string {
 	if !r.namespaced {
 		return filepath.Join(s.dir, r.plural)
 	}
 	return filepath.Join(s.dir, r.plural, namespace)
 }
 
-func (s *Store) objectPath(r *resource, namespace, name string) string {
+func (s *layout) objectPath(r *resource, namespace, name string) string {
 	return filepath.Join(s.objectDir(r, namespace), name+fileSuffix)
 }
 
 // keyOfPath maps a store file path to its resource, namespace and name.
-func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
+func (s *layout) keyOfPath(path string) (*resource, string, string, bool) {
 	// A path below the store's that names an object is already clean, as
 	// no component of a key can be empty, "." or "..": filepath.Rel, a
 	// tenth of a large list's time, would return its rest unchanged.
@@ -603,7 +630,7 @@ func (s *Store) keyOfPath(path string) (*resource, string, string, bool) {
 }
 
 // keyOfRel is keyOfPath for a path relative to the store's directory.
-func (s *Store) keyOfRel(rel string) (*resource, string, string, bool) {
+func (s *layout) keyOfRel(rel string) (*resource, string, string, bool) {
 	if !strings.HasSuffix(rel, fileSuffix) {
 		return nil, "", "", false
 	}
@@ -629,7 +656,7 @@ func (s *Store) keyOfRel(rel string) (*resource, string, string, bool) {
 // symlinked directory are read. A missing directory lists as empty; a
 // symlink, or an entry that is not a safe directory, is reported and
 // lists as empty too, so that one bad entry never stops the rest.
-func (s *Store) readStoreDir(path string) ([]os.DirEntry, error) {
+func (s *layout) readStoreDir(path string) ([]os.DirEntry, error) {
 	rel, err := s.rel(path)
 	if err != nil {
 		return nil, err
@@ -640,14 +667,14 @@ func (s *Store) readStoreDir(path string) ([]os.DirEntry, error) {
 	}
 	var ee *EntryError
 	if errors.As(err, &ee) {
-		s.report(problemOf(ee), nil)
+		s.quarantine.report(problemOf(ee), nil)
 		return nil, nil
 	}
 	if err != nil {
 		// A FIFO, file or link where the directory belongs holds no
 		// object: it is reported, and the other objects are listed.
 		if p, ok := s.notDirProblem(path); ok {
-			s.report(p, nil)
+			s.quarantine.report(p, nil)
 			return nil, nil
 		}
 		return nil, err
@@ -662,7 +689,7 @@ func sameFileInfo(a, b os.FileInfo) bool {
 }
 
 // isFile tells whether path is still the file described by fi.
-func (s *Store) isFile(path string, fi os.FileInfo) bool {
+func (s *layout) isFile(path string, fi os.FileInfo) bool {
 	f, err := s.openBeneath(path, unix.O_PATH, 0)
 	if err != nil {
 		return false
@@ -672,7 +699,7 @@ func (s *Store) isFile(path string, fi os.FileInfo) bool {
 	return err == nil && sameFileInfo(cur, fi)
 }
 
-func (s *Store) isObjectDir(path string) bool {
+func (s *layout) isObjectDir(path string) bool {
 	rel, err := filepath.Rel(s.dir, path)
 	if err != nil {
 		return false
@@ -683,9 +710,40 @@ func (s *Store) isObjectDir(path string) bool {
 }
 
 // reportUndecodable reports an object that does not decode into its Go type.
-func (s *Store) reportUndecodable(r *resource, u *unstructured.Unstructured, err error) {
+func (s *layout) reportUndecodable(r *resource, u *unstructured.Unstructured, err error) {
 	path := s.objectPath(r, u.GetNamespace(), u.GetName())
-	s.report(Problem{Path: path, Reason: "does not decode into a " + r.gvk.Kind + ": " + err.Error(),
+	s.quarantine.report(Problem{Path: path, Reason: "does not decode into a " + r.gvk.Kind + ": " + err.Error(),
 		Fix: "edit the file to a valid value (tether edit), or remove it"},
 		&corev1.ObjectReference{APIVersion: r.gvk.GroupVersion().String(), Kind: r.gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID()})
+}
+
+// contextDone turns a cancelled context into the error a client expects.
+func contextDone(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return apierrors.NewTimeoutError(err.Error(), 0)
+	}
+	return nil
+}
+
+func inodeOf(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return st.Ino
+	}
+	return 0
+}
+
+func fileInodeAt(path string) uint64 {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0
+	}
+	return inodeOf(fi)
+}
+
+func fileInode(f *os.File) uint64 {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return inodeOf(fi)
 }

@@ -18,13 +18,16 @@ package filestore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,7 +59,7 @@ type journalVersion struct {
 // it was found so is not even read. Any other file (a hand edit, an object
 // whose entry was compacted away, a journal that cannot be read) is read
 // from its YAML as before. Slots of unreadable files stay nil.
-func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, shape readShape) []*storedObject {
+func (s *objectFiles) readObjects(r *resource, paths []string, slots *itemSlots, shape readShape) []*storedObject {
 	read := make([]*storedObject, len(paths))
 	if slots != nil {
 		slots.make(len(paths))
@@ -99,7 +102,7 @@ func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, shape
 // paths[i], if any, and fresh[i] tells whether it was new), with those of
 // the objects it did not list (another namespace's) that are still in the
 // journal at their stamped resourceVersion, when enough changed.
-func (s *Store) restamp(r *resource, index *journalIndex, old stampSet, paths []string, found []fileStamp, fresh []bool) {
+func (s *objectFiles) restamp(r *resource, index *journalIndex, old stampSet, paths []string, found []fileStamp, fresh []bool) {
 	next := stampSet{}
 	for k, st := range old {
 		if v, ok := index.versions[k]; ok && v.rv == st.rv {
@@ -135,7 +138,7 @@ func (s *Store) restamp(r *resource, index *journalIndex, old stampSet, paths []
 // settled (Unix nanoseconds). Given a mention, an entry whose JSON does
 // not contain it is not decoded: the object is marked unmentioned. Given
 // fields, an unstructured object is decoded with those fields only.
-func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, shape readShape, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
+func (s *objectFiles) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, shape readShape, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
 	if index == nil {
 		return nil, fileStamp{}, false
 	}
@@ -311,7 +314,7 @@ const journalIndexChunk = 4 << 20
 // journal cannot be read; a torn last line is ignored, as by every journal
 // reader. The caller holds the read lock, under which the journal only
 // grows by lines no list needs, and closes the index.
-func (s *Store) journalIndex(r *resource) *journalIndex {
+func (s *objectFiles) journalIndex(r *resource) *journalIndex {
 	f, err := s.openBeneath(filepath.Join(s.dir, journalName), os.O_RDONLY, 0)
 	if err != nil {
 		return nil
@@ -414,3 +417,78 @@ func (ix *journalIndex) object(v journalVersion, namespace, name string, buf *[]
 }
 
 func (ix *journalIndex) close() error { return ix.f.Close() }
+
+// list reads every object of r in namespace ("" for all). Files that hold
+// a hand edit not adopted yet, or that cannot be read, are returned apart
+// as pending paths, so that one bad file does not hide the rest.
+//
+// A list given slots decodes what it can straight into them
+// (storedObject.typed), without the map in between; the rest are read as
+// unstructured objects. Files are read in key order, so that the slots
+// come out in the list's order.
+//
+// A list given mention leaves out the objects it takes from the journal
+// whose entry's JSON does not contain it, without decoding them: the
+// garbage collector looks for its owner's uid so, in every kind, at every
+// deletion. Objects read another way are all returned.
+func (s *objectFiles) list(r *resource, namespace string, slots *itemSlots, shape readShape) (items []*storedObject, pending []string, err error) {
+	var dirs []string
+	if namespace != "" || !r.namespaced {
+		dirs = []string{s.objectDir(r, namespace)}
+	} else {
+		kindDir := filepath.Join(s.dir, r.plural)
+		entries, err := s.readStoreDir(kindDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range entries {
+			switch {
+			case e.IsDir():
+				dirs = append(dirs, filepath.Join(kindDir, e.Name()))
+			case strings.HasPrefix(e.Name(), "."):
+			case e.Type()&fs.ModeSymlink != 0:
+				s.quarantine.report(problemOf(symlinkError(filepath.Join(kindDir, e.Name()))), nil)
+			default:
+				if p, ok := s.notDirProblem(filepath.Join(kindDir, e.Name())); ok {
+					s.quarantine.report(p, nil)
+				}
+			}
+		}
+	}
+	type keyedPath struct{ namespace, name, path string }
+	var files []keyedPath
+	for _, dir := range dirs {
+		entries, err := s.readStoreDir(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix) || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			if _, ns, name, ok := s.keyOfPath(path); ok {
+				files = append(files, keyedPath{ns, name, path})
+			}
+		}
+	}
+	slices.SortFunc(files, func(a, b keyedPath) int {
+		return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
+	})
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	read := s.readObjects(r, paths, slots, shape)
+	for i, so := range read {
+		if so != nil && so.unmentioned {
+			continue
+		}
+		if so == nil || so.handEdited {
+			pending = append(pending, paths[i])
+			continue
+		}
+		items = append(items, so)
+	}
+	return items, pending, nil
+}

@@ -21,26 +21,47 @@ import (
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	yamlv2 "go.yaml.in/yaml/v2"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utiljson "k8s.io/apimachinery/pkg/util/json"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 )
+
+// objectFiles is the layer of the object files, above the layout and the
+// journal: reading, decoding and writing one object's file, its header,
+// and the reads of one object or a list. A file the store wrote is decoded
+// from its journal entry when this process remembers it; a file holding a
+// hand edit is returned as such (storedObject.handEdited), never adopted
+// here: a read is a read.
+type objectFiles struct {
+	*layout
+	journal *journal
+	scheme  *runtime.Scheme
+	// objectReads counts the object files that large lists and the
+	// hand-edit scan read (see stamps.go).
+	objectReads atomic.Uint64
+	// stampSettle is how long ago a file must have changed to be stamped.
+	stampSettle time.Duration
+}
 
 // headerPrefix and headerChecksum frame the first line of a store-written
 // file: "# Managed by tether (resourceVersion N, sha256 HEX). ...".
@@ -54,11 +75,11 @@ func fileHeader(rv uint64, body []byte) string {
 	return fmt.Sprintf("# Managed by tether (resourceVersion %d, sha256 %s). Edits are picked up; the store rewrites this file.\n", rv, hex.EncodeToString(sum[:]))
 }
 
-func (s *Store) writeObjectFile(path string, rv uint64, objJSON []byte) error {
+func (s *objectFiles) writeObjectFile(path string, rv uint64, objJSON []byte) error {
 	return s.writeObjectFileIf(path, rv, objJSON, nil)
 }
 
-func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillWanted func(replaced string) bool) error {
+func (s *objectFiles) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillWanted func(replaced string) bool) error {
 	body, err := yaml.JSONToYAML(objJSON)
 	if err != nil {
 		return err
@@ -74,7 +95,7 @@ func (s *Store) writeObjectFileIf(path string, rv uint64, objJSON []byte, stillW
 
 // readHeaderRV returns the resourceVersion in a file's header when the
 // header's checksum matches the content, that is when the store wrote it.
-func (s *Store) readHeaderRV(path string) (uint64, bool) {
+func (s *objectFiles) readHeaderRV(path string) (uint64, bool) {
 	data, err := s.readRegular(path)
 	if err != nil {
 		return 0, false
@@ -160,7 +181,7 @@ func (e *FileError) Unwrap() error { return e.Err }
 var yamlLine = regexp.MustCompile(`line (\d+)`)
 
 // readObjectFile reads and decodes one object file.
-func (s *Store) readObjectFile(path string) (*storedObject, error) {
+func (s *objectFiles) readObjectFile(path string) (*storedObject, error) {
 	data, err := s.readRegular(path)
 	if err != nil {
 		return nil, asFileError(path, err)
@@ -185,7 +206,7 @@ func asFileError(path string, err error) error {
 // one file's identity with another's content. The file stays open until
 // the caller closes it, so that its inode, which identifies it, cannot be
 // reused by a later save meanwhile.
-func (s *Store) readObjectFileStat(path string) (*storedObject, os.FileInfo, *os.File, error) {
+func (s *objectFiles) readObjectFileStat(path string) (*storedObject, os.FileInfo, *os.File, error) {
 	f, fi, err := s.openRegular(path)
 	if err != nil {
 		return nil, nil, nil, asFileError(path, err)
@@ -200,7 +221,7 @@ func (s *Store) readObjectFileStat(path string) (*storedObject, os.FileInfo, *os
 }
 
 // decodeObjectFile decodes the content data of the store file at path.
-func (s *Store) decodeObjectFile(path string, data []byte) (*storedObject, error) {
+func (s *objectFiles) decodeObjectFile(path string, data []byte) (*storedObject, error) {
 	rv, body, ok := parseHeader(data)
 	if ok {
 		if obj := s.fromJournal(path, rv); obj != nil {
@@ -244,7 +265,7 @@ func (s *Store) decodeObjectFile(path string, data []byte) (*storedObject, error
 // the common case of reading an object just written, as an update after a
 // create, a status update or a reconcile after its own write does, even
 // when other objects were written since. It returns nil otherwise.
-func (s *Store) fromJournal(path string, rv uint64) *unstructured.Unstructured {
+func (s *objectFiles) fromJournal(path string, rv uint64) *unstructured.Unstructured {
 	r, ns, name, ok := s.keyOfPath(path)
 	if !ok {
 		return nil
@@ -270,9 +291,30 @@ func (s *Store) fromJournal(path string, rv uint64) *unstructured.Unstructured {
 	return obj
 }
 
+// read reads one object under the shared lock: a writer's journal entry
+// reaches watchers before its rename, and a reader acting on a watch event
+// must not then read the version before it. It never writes: a file
+// holding a hand edit comes back as such (storedObject.handEdited).
+func (s *objectFiles) read(r *resource, namespace, name string) (*storedObject, error) {
+	var so *storedObject
+	err := s.withReadLock(func() error {
+		var err error
+		so, err = s.get(r, namespace, name)
+		return err
+	})
+	return so, err
+}
+
+// lastValid returns the newest journal entry's object for a key (see
+// journal.lastValid): the last valid version, which a refused edit falls
+// back to.
+func (s *objectFiles) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	return s.journal.lastValid(r, namespace, name)
+}
+
 // get reads one object. The caller may hold either lock, or none: renames
 // are atomic, so a reader never sees a torn file.
-func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) {
+func (s *objectFiles) get(r *resource, namespace, name string) (*storedObject, error) {
 	if msgs := validation.IsDNS1123Subdomain(name); len(msgs) > 0 {
 		return nil, apierrors.NewNotFound(r.groupResource(), name)
 	}
@@ -283,91 +325,16 @@ func (s *Store) get(r *resource, namespace, name string) (*storedObject, error) 
 	return so, err
 }
 
-// list reads every object of r in namespace ("" for all). Files that hold
-// a hand edit not adopted yet, or that cannot be read, are returned apart
-// as pending paths, so that one bad file does not hide the rest.
-//
-// A list given slots decodes what it can straight into them
-// (storedObject.typed), without the map in between; the rest are read as
-// unstructured objects. Files are read in key order, so that the slots
-// come out in the list's order.
-//
-// A list given mention leaves out the objects it takes from the journal
-// whose entry's JSON does not contain it, without decoding them: the
-// garbage collector looks for its owner's uid so, in every kind, at every
-// deletion. Objects read another way are all returned.
-func (s *Store) list(r *resource, namespace string, slots *itemSlots, shape readShape) (items []*storedObject, pending []string, err error) {
-	var dirs []string
-	if namespace != "" || !r.namespaced {
-		dirs = []string{s.objectDir(r, namespace)}
-	} else {
-		kindDir := filepath.Join(s.dir, r.plural)
-		entries, err := s.readStoreDir(kindDir)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, e := range entries {
-			switch {
-			case e.IsDir():
-				dirs = append(dirs, filepath.Join(kindDir, e.Name()))
-			case strings.HasPrefix(e.Name(), "."):
-			case e.Type()&fs.ModeSymlink != 0:
-				s.report(problemOf(symlinkError(filepath.Join(kindDir, e.Name()))), nil)
-			default:
-				if p, ok := s.notDirProblem(filepath.Join(kindDir, e.Name())); ok {
-					s.report(p, nil)
-				}
-			}
-		}
-	}
-	type keyedPath struct{ namespace, name, path string }
-	var files []keyedPath
-	for _, dir := range dirs {
-		entries, err := s.readStoreDir(dir)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, e := range entries {
-			if e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix) || strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			path := filepath.Join(dir, e.Name())
-			if _, ns, name, ok := s.keyOfPath(path); ok {
-				files = append(files, keyedPath{ns, name, path})
-			}
-		}
-	}
-	slices.SortFunc(files, func(a, b keyedPath) int {
-		return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
-	})
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.path
-	}
-	read := s.readObjects(r, paths, slots, shape)
-	for i, so := range read {
-		if so != nil && so.unmentioned {
-			continue
-		}
-		if so == nil || so.handEdited {
-			pending = append(pending, paths[i])
-			continue
-		}
-		items = append(items, so)
-	}
-	return items, pending, nil
-}
-
 // storeWritten tells whether the file at path was written by the store and
 // not edited since.
-func (s *Store) storeWritten(path string) bool {
+func (s *objectFiles) storeWritten(path string) bool {
 	_, ok := s.readHeaderRV(path)
 	return ok
 }
 
 // maxHeaderRV returns the largest resourceVersion in the headers of the
 // store's object files, counting only headers whose checksum holds.
-func (s *Store) maxHeaderRV() uint64 {
+func (s *objectFiles) maxHeaderRV() uint64 {
 	var top uint64
 	for plural := range s.byPlural {
 		root := filepath.Join(s.dir, plural)
@@ -386,7 +353,7 @@ func (s *Store) maxHeaderRV() uint64 {
 
 // needsAdoption tells, without taking a lock, whether a file may hold a
 // hand edit, so that a scan of a large store only locks for those.
-func (s *Store) needsAdoption(path string) bool {
+func (s *objectFiles) needsAdoption(path string) bool {
 	s.objectReads.Add(1)
 	data, err := s.readRegular(path)
 	if err != nil {
@@ -556,4 +523,37 @@ func plainText(s string) bool {
 		i += n
 	}
 	return true
+}
+
+// contentWithout returns the JSON of obj without the named top-level fields.
+func contentWithout(obj *unstructured.Unstructured, drop ...string) []byte {
+	m := make(map[string]interface{}, len(obj.Object))
+	for k, v := range obj.Object {
+		if !slices.Contains(drop, k) {
+			m[k] = v
+		}
+	}
+	js, _ := json.Marshal(m)
+	return js
+}
+
+func sameContent(a, b *unstructured.Unstructured) bool {
+	return bytes.Equal(contentWithout(a), contentWithout(b))
+}
+
+func finalizerErrors(old, next *unstructured.Unstructured) field.ErrorList {
+	if old.GetDeletionTimestamp() == nil {
+		return nil
+	}
+	var added []string
+	for _, f := range next.GetFinalizers() {
+		if !slices.Contains(old.GetFinalizers(), f) {
+			added = append(added, f)
+		}
+	}
+	if len(added) == 0 {
+		return nil
+	}
+	return field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"),
+		fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added))}
 }

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -41,6 +42,7 @@ type Problem struct {
 // reported once (an error log here, a Warning Event through the hand-edit
 // watcher) until it is fixed.
 type quarantine struct {
+	log      logr.Logger
 	mu       sync.Mutex
 	reported map[string]string
 	// pending are the reports the watcher has not turned into Events yet.
@@ -59,20 +61,19 @@ type quarantined struct {
 	fromFile bool
 }
 
-func newQuarantine() *quarantine {
-	return &quarantine{reported: map[string]string{}, notify: make(chan struct{}, 1)}
+func newQuarantine(log logr.Logger) *quarantine {
+	return &quarantine{log: log, reported: map[string]string{}, notify: make(chan struct{}, 1)}
 }
 
 // report records p, logging it unless the same problem of the same path
 // was reported already. regarding may be nil.
-func (s *Store) report(p Problem, regarding runtime.Object) {
-	s.reportEntry(quarantined{problem: p, regarding: regarding})
+func (q *quarantine) report(p Problem, regarding runtime.Object) {
+	q.reportEntry(quarantined{problem: p, regarding: regarding})
 }
 
 // reportEntry is report of a quarantined entry.
-func (s *Store) reportEntry(e quarantined) {
+func (q *quarantine) reportEntry(e quarantined) {
 	p := e.problem
-	q := s.quarantine
 	q.mu.Lock()
 	if q.reported[p.Path] == p.Reason {
 		q.mu.Unlock()
@@ -85,21 +86,19 @@ func (s *Store) reportEntry(e quarantined) {
 	case q.notify <- struct{}{}:
 	default:
 	}
-	s.log.Error(errors.New(p.Reason), "quarantined a store entry: it is skipped until fixed; every other object keeps working", "path", p.Path, "fix", p.Fix)
+	q.log.Error(errors.New(p.Reason), "quarantined a store entry: it is skipped until fixed; every other object keeps working", "path", p.Path, "fix", p.Fix)
 }
 
 // cleared forgets a path's report once the entry reads well again, so that
 // a later problem is news.
-func (s *Store) cleared(path string) {
-	q := s.quarantine
+func (q *quarantine) cleared(path string) {
 	q.mu.Lock()
 	delete(q.reported, path)
 	q.mu.Unlock()
 }
 
 // takeReports returns the reports not handed out yet.
-func (s *Store) takeReports() []quarantined {
-	q := s.quarantine
+func (q *quarantine) takeReports() []quarantined {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	out := q.pending

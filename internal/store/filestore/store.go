@@ -14,17 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package filestore is tether's embedded backend: a directory of YAML files,
-// one per object, that behaves like a Kubernetes API server for the custom
-// resources of agents.tether.dev and for core Events. It implements
-// controller-runtime's client.WithWatch, so the same reconcilers run on it
-// and on a cluster.
-//
-// Layout of a store directory (see docs/store.md):
-//
-//	.lock                          flock: exclusive for writers, shared for consistent lists
-//	journal                        append-only log of committed mutations (resourceVersion source, watch resume)
-//	<plural>/<namespace>/<name>.yaml   the objects, tool-owned, with a checksum header
 package filestore
 
 import (
@@ -35,13 +24,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -82,25 +69,14 @@ type Options struct {
 	IO atomicfs.IO
 }
 
-// Store is a file-backed object store with API-server semantics.
+// Store is a file-backed object store with API-server semantics. It is
+// the top of the store's layers (see doc.go): the API semantics (create,
+// update, patch, delete, the garbage collector), the client, watches and
+// the hand-edit watcher, over the adoption layer and, below it, commit,
+// object files, the journal and the layout.
 type Store struct {
-	dir    string
-	scheme *runtime.Scheme
-	// validator compiles the CRDs' schemas on first use: a process that
-	// only reads never needs them.
-	validator func() (*crdschema.Validator, error)
-	byGVK     map[schema.GroupVersionKind]*resource
-	byPlural  map[string]*resource
-	mapper    meta.RESTMapper
-	journal   *journal
-	now       func() time.Time
-	log       logr.Logger
-	limit     int64
-	keep      int
-	// mu orders this process's readers and writers; the flock orders processes.
-	mu sync.RWMutex
-	// removals are the background removals of replaced files, which Close awaits.
-	removals sync.WaitGroup
+	*adopter
+	mapper meta.RESTMapper
 	// watchMu guards closed and the start of a watch; watches are the
 	// running watches, which Close stops and awaits before it closes the
 	// files they read; life ends when Close begins.
@@ -109,47 +85,11 @@ type Store struct {
 	watches sync.WaitGroup
 	life    context.Context
 	endLife context.CancelFunc
-	// lockedAdoptions counts the adoption checks made under the write lock.
-	lockedAdoptions atomic.Uint64
-	// objectReads counts the object files that large lists and the
-	// hand-edit scan read (see stamps.go).
-	objectReads atomic.Uint64
-	// ownersMu guards owners, the owner index as this process last read
-	// it (see owners.go); ownersLoads and ownersRebuilds count its loads
-	// from disk and its rebuilds from the whole journal.
-	ownersMu       sync.Mutex
-	owners         *ownerIndex
-	ownersLoads    atomic.Int64
-	ownersRebuilds atomic.Int64
+	// owners is the owner index the garbage collector reads (see owners.go).
+	owners *ownerCache
 	// listDependents makes the collector list instead of using the owner
 	// index (benchmarks compare the two).
 	listDependents bool
-	// orphans are objects deleted for naming only absent owners, whose own
-	// dependents are still to be collected (see collectOrphans).
-	orphansMu sync.Mutex
-	orphans   []*unstructured.Unstructured
-	// stampSettle is how long ago a file must have changed to be stamped.
-	stampSettle time.Duration
-	observer    Observer
-	// quarantine holds the entries skipped because they cannot be read.
-	quarantine *quarantine
-	// root is the store directory, open: every path is resolved from it.
-	root *os.File
-	// io makes the store's writes and fsyncs.
-	io atomicfs.IO
-	// lock is the lock file while the write lock is held, nil otherwise;
-	// it holds the resourceVersion mark and the void mark (see void.go).
-	lock *os.File
-	// markFile is the lock file, open read-only, for reading the void mark.
-	markFile *os.File
-	// writes queues this process's writes for the group commit (see groupcommit.go).
-	writes writeQueue
-	// group is the group commit running under the write lock, or nil.
-	group *stagedGroup
-	// applied identifies the journal as this process left it after its
-	// last write, every entry applied; while the journal is still so, no
-	// other writer has come since and the roll-forward has nothing to do.
-	applied journalState
 }
 
 // ErrNoStore is returned by Open with Options.MustExist, and by Inspect,
@@ -193,7 +133,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, &UnsafeStoreError{Problem: refusals[0]}
 	}
 	for _, p := range append(links, notDirs...) {
-		s.report(p, nil)
+		s.quarantine.report(p, nil)
 	}
 	if err := ignoreInGit(dir); err != nil && !readOnlyErr(err) {
 		_ = s.root.Close()
@@ -209,12 +149,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		return nil, err
 	}
 	_ = lock.Close()
-	if s.markFile, err = s.openBeneath(filepath.Join(dir, lockName), os.O_RDONLY, 0); err != nil {
+	markFile, err := s.openBeneath(filepath.Join(dir, lockName), os.O_RDONLY, 0)
+	if err != nil {
 		_ = s.root.Close()
 		return nil, err
 	}
-	if s.journal, err = s.openJournal(); err != nil {
-		_ = s.markFile.Close()
+	if s.journal, err = s.openJournal(markFile); err != nil {
+		_ = markFile.Close()
 		_ = s.root.Close()
 		return nil, err
 	}
@@ -225,13 +166,11 @@ func Open(dir string, opts Options) (*Store, error) {
 		// is lost with it.
 		if err := s.io.Sync(s.root); err != nil && !readOnlyErr(err) {
 			_ = s.journal.close()
-			_ = s.markFile.Close()
 			_ = s.root.Close()
 			return nil, fmt.Errorf("syncing store %s: %w", dir, err)
 		}
 	}
-	s.journal.voidFrom, s.journal.markVoid = s.voidFrom, s.writeVoid
-	s.journal.onCorrupt = func(c *corruptLine) { s.report(c.problem(s.journal.path), storeReference()) }
+	s.journal.onCorrupt = func(c *corruptLine) { s.quarantine.report(c.problem(s.journal.path), storeReference()) }
 	if err := s.withWriteLock(func() error { s.cleanTemps(); return nil }); err != nil {
 		if !readOnlyErr(err) {
 			_ = s.journal.close()
@@ -259,24 +198,26 @@ func newStore(dir string, opts *Options) (*Store, error) {
 		opts.JournalKeep = 10000
 	}
 	crds := opts.CRDs
-	s := &Store{
-		dir:         dir,
-		scheme:      opts.Scheme,
-		validator:   sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
-		byGVK:       map[schema.GroupVersionKind]*resource{},
-		byPlural:    map[string]*resource{},
-		now:         opts.Now,
-		stampSettle: defaultStampSettle,
-		log:         opts.Log,
-		limit:       opts.JournalLimit,
-		keep:        opts.JournalKeep,
-		quarantine:  newQuarantine(),
-		io:          opts.IO,
-		observer:    opts.Observer,
+	l := &layout{
+		dir:        dir,
+		byGVK:      map[schema.GroupVersionKind]*resource{},
+		byPlural:   map[string]*resource{},
+		log:        opts.Log,
+		quarantine: newQuarantine(opts.Log),
+		io:         opts.IO,
 	}
-	if s.io == nil {
-		s.io = atomicfs.Real
+	if l.io == nil {
+		l.io = atomicfs.Real
 	}
+	files := &objectFiles{layout: l, scheme: opts.Scheme, stampSettle: defaultStampSettle}
+	c := &committer{objectFiles: files, limit: opts.JournalLimit, keep: opts.JournalKeep}
+	a := &adopter{
+		groupCommitter: &groupCommitter{committer: c},
+		validator:      sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
+		now:            opts.Now,
+		observer:       opts.Observer,
+	}
+	s := &Store{adopter: a, owners: &ownerCache{objectFiles: files}}
 	s.life, s.endLife = context.WithCancel(context.Background())
 	reg := kinds.FromCRDs(opts.CRDs)
 	for _, k := range reg.All() {
@@ -318,19 +259,12 @@ func (s *Store) Close() error {
 	s.watches.Wait()
 	s.removals.Wait()
 	err := s.journal.close()
-	_ = s.markFile.Close()
 	_ = s.root.Close()
 	return err
 }
 
 // RESTMapper maps the served kinds to resources.
 func (s *Store) RESTMapper() meta.RESTMapper { return s.mapper }
-
-// The core read and write path of the store follows: get and list read
-// object files as they are, reporting a file holding a hand edit as such
-// (storedObject.handEdited) without acting on it; commit writes. The
-// hand-edit adoption layer (handedit.go: settled, currentLocked and
-// listSettled) wraps these reads for every client access.
 
 // JournalSize returns the size in bytes of the store's journal file, which
 // every process writing to the store appends to. A store nothing has been

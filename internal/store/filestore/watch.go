@@ -180,7 +180,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 			_ = reader.close()
 			reader = nil
 		}
-		next, err := w.c.s.newJournalReader(w.r.plural)
+		next, err := w.c.s.journal.newJournalReader(w.r.plural)
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return false
@@ -230,7 +230,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 		}
 		for _, e := range entries {
 			if e.corrupt != nil {
-				w.c.s.report(e.corrupt.problem(journalPath), storeReference())
+				w.c.s.quarantine.report(e.corrupt.problem(journalPath), storeReference())
 				gap = true
 				continue
 			}
@@ -308,7 +308,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 	obj, u, typeErr, err := w.decode(e.Object)
 	if err != nil {
-		w.c.s.report(Problem{Path: filepath.Join(w.c.s.dir, journalName),
+		w.c.s.quarantine.report(Problem{Path: filepath.Join(w.c.s.dir, journalName),
 			Reason: fmt.Sprintf("the entry of resourceVersion %d holds no readable object (%v); it is skipped", e.RV, err),
 			Fix:    "nothing to do: the object files hold every object"}, storeReference())
 		return true
