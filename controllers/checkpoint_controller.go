@@ -42,9 +42,9 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // CheckpointControllerName names the Checkpoint reconciler in Events and logs.

@@ -36,9 +36,9 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // IntervalCheckpointReconciler takes a Hook's interval checkpoints: while

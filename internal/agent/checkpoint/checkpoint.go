@@ -35,8 +35,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // Finalizer is on every Checkpoint: the Checkpoint reconciler deletes the

@@ -608,15 +608,13 @@ func refuseUnsaved(ctx context.Context, r *repo, commit string, files []string) 
 // refuseUncommitted fails with a message saying how to proceed when the
 // working tree has uncommitted changes or untracked files.
 func refuseUncommitted(ctx context.Context, r *repo) error {
-	out, err := git(ctx, r.top, "-c", "core.quotepath=false", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	entries, err := status(ctx, r.top, "")
 	if err != nil {
 		return err
 	}
-	var paths []string
-	for _, e := range strings.Split(string(out), "\x00") {
-		if len(e) > 3 {
-			paths = append(paths, e[3:])
-		}
+	paths := make([]string, 0, len(entries))
+	for _, e := range entries {
+		paths = append(paths, e.path)
 	}
 	if len(paths) == 0 {
 		return nil
