@@ -371,7 +371,7 @@ func (r *WorkerReconciler) startFailed(ctx context.Context, w *v1.Worker, cause 
 // process is kept in p.next and every retry records that same process; if
 // tether run dies in between, the next run finds the process by its launch
 // token (findLaunched) and records the crash and the restart then.
-func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc) error {
+func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc) error { //nolint:gocyclo // issue 28 point 4 moves the exit into workerfsm; remove this then
 	key := client.ObjectKeyFromObject(w)
 	log := logr.FromContextOrDiscard(ctx)
 	exit := *p.exit

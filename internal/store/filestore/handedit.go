@@ -426,7 +426,7 @@ type settling struct {
 // the object, with file and line, once the file has settled: read twice
 // settleDelay apart with the same content (or after settleLimit), and
 // judged on that final content.
-func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) error {
+func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) error { //nolint:gocyclo // issue 28 point 1 splits the file store; remove this then
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return err
