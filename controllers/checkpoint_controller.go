@@ -290,7 +290,7 @@ func newestCheckpoint(_ context.Context, obj client.Object) []reconcile.Request 
 
 // setupCheckpoints registers the Checkpoint reconciler and the interval
 // checkpoint reconciler; SetupAll calls it.
-func setupCheckpoints(mgr ctrl.Manager, opts Options) error {
+func setupCheckpoints(mgr ctrl.Manager, opts Options, looks *intervalLooks) error {
 	cps := &CheckpointReconciler{
 		Client:       mgr.GetClient(),
 		Reader:       mgr.GetAPIReader(),
@@ -306,6 +306,7 @@ func setupCheckpoints(mgr ctrl.Manager, opts Options) error {
 		Reader: mgr.GetAPIReader(),
 		Events: mgr.GetEventRecorder(CheckpointControllerName),
 		Config: opts.Config,
+		looks:  looks,
 	}
 	return interval.setup(mgr, opts.SkipNameValidation)
 }
