@@ -141,7 +141,7 @@ func (r *HookReconciler) reconcileCheckpoints(ctx context.Context, s *hookScope)
 	// Read only: the cache's own objects, not copies, as every reconcile
 	// of every Hook lists them.
 	list := &v1.CheckpointList{}
-	cps := list.Items
+	var cps []v1.Checkpoint
 	if err := r.Client.List(ctx, list, client.InNamespace(s.hook.Namespace),
 		client.MatchingFields{recoveryfile.CheckpointHookNameField: s.hook.Name}, client.UnsafeDisableDeepCopy); err == nil {
 		cps = list.Items
