@@ -641,14 +641,9 @@ func heldSummary(w *v1.Worker, hooks string) string {
 	switch {
 	case hooks == "":
 		return "it held no hook"
-	case clearsAssignee(w):
+	case workerfsm.ClearsAssignee(w):
 		return "it held hook " + hooks + " (freed by the hook controller: assignee cleared; a hook at work moves to recovering, a finished one keeps its state)"
 	default:
 		return "it held hook " + hooks + " (kept: spec.clearAssigneeOnCrash is false)"
 	}
-}
-
-// clearsAssignee tells whether the Hooks w holds are freed when it dies.
-func clearsAssignee(w *v1.Worker) bool {
-	return w.Spec.ClearAssigneeOnCrash == nil || *w.Spec.ClearAssigneeOnCrash
 }

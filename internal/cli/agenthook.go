@@ -98,22 +98,10 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, agent string, in io.Rea
 		warn("--agent: unknown agent %q (want %s); carrying on without tether", agent, strings.Join(agentNames(), ", "))
 		return 0
 	}
-	raw, err := io.ReadAll(io.LimitReader(in, agentevent.MaxEventSize+1))
-	if err != nil {
-		warn("reading the event: %v", err)
-		return 0
-	}
-	if len(raw) > agentevent.MaxEventSize {
-		warn("event: larger than %d bytes", agentevent.MaxEventSize)
-		return 0
-	}
-	ev, err := kind.Adapter.Decode(raw, getenv)
+	raw, ev, err := readAgentEvent(kind.Adapter, in, getenv)
 	if err != nil {
 		warn("%v", err)
 		return 0
-	}
-	if r, ok := kind.Adapter.(agentevent.Refiner); ok {
-		r.Refine(&ev, getenv)
 	}
 	background := getenv(backgroundEnv) == "1" && ev.Kind == agentevent.PreCompact
 	if ctx == nil {
@@ -329,4 +317,25 @@ func newAgentUnbindCommand(_ *GlobalOptions) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&dir, "dir", ".", "a directory of the checkout to unbind")
 	return cmd
+}
+
+// readAgentEvent reads one event of the agent in from its adapter, at most
+// agentevent.MaxEventSize bytes, decoded and refined: the raw bytes too, for
+// a checkpoint finished in the background.
+func readAgentEvent(a agentevent.Adapter, in io.Reader, getenv func(string) string) ([]byte, agentevent.Event, error) {
+	raw, err := io.ReadAll(io.LimitReader(in, agentevent.MaxEventSize+1))
+	if err != nil {
+		return nil, agentevent.Event{}, fmt.Errorf("reading the event: %w", err)
+	}
+	if len(raw) > agentevent.MaxEventSize {
+		return nil, agentevent.Event{}, fmt.Errorf("event: larger than %d bytes", agentevent.MaxEventSize)
+	}
+	ev, err := a.Decode(raw, getenv)
+	if err != nil {
+		return nil, agentevent.Event{}, err
+	}
+	if r, ok := a.(agentevent.Refiner); ok {
+		r.Refine(&ev, getenv)
+	}
+	return raw, ev, nil
 }

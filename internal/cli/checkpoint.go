@@ -33,8 +33,8 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // checkpointTriggers are the values --trigger accepts.

@@ -32,8 +32,8 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 func newClient(t testing.TB) client.Client {

@@ -77,148 +77,10 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 		return err
 	}
 	defer func() { _ = w.Close() }()
-	// refused counts each refused version of a file once for the metrics.
-	refused := map[string]string{}
-	// recorded is the message of the last Event recorded about a file.
-	recorded := map[string]string{}
-	record := func(regarding runtime.Object, p Problem) {
-		reason := ReasonQuarantined
-		if _, isObject := regarding.(*unstructured.Unstructured); isObject {
-			reason = ReasonInvalidEdit
-		}
-		msg := p.Reason
-		if !strings.HasPrefix(msg, p.Path) {
-			msg = p.Path + ": " + msg
-		}
-		rec.Eventf(regarding, nil, corev1.EventTypeWarning, reason, ActionAdoptEdit, "%s; %s", msg, p.Fix)
-	}
-	forget := func(path string) {
-		delete(refused, path)
-		delete(recorded, path)
-		s.quarantine.cleared(path)
-	}
-	pending := map[string]*settling{}
-	read := func(path string) ([]byte, string) {
-		data, err := s.readRegular(path)
-		if err != nil {
-			return nil, err.Error()
-		}
-		return data, ""
-	}
-	settle := func(path string) {
-		now := time.Now()
-		p := pending[path]
-		if p == nil {
-			p = &settling{first: now}
-			pending[path] = p
-		}
-		p.data, p.err = read(path)
-		p.due = now.Add(settleDelay)
-	}
-	// judge adopts or refuses a file that has settled, and records the
-	// Event of a refusal whose message is news.
-	judge := func(path string) {
-		err := s.adoptFile(ctx, path)
-		s.collectOrphans(ctx)
-		var inv *InvalidEditError
-		switch {
-		case errors.As(err, &inv):
-			msg := inv.File.Error()
-			if refused[path] != msg {
-				refused[path] = msg
-				s.observeHandEdit(false)
-			}
-			p, regarding := s.fileProblem(inv.File, inv.Object)
-			s.quarantine.report(p, nil)
-			if regarding != nil && recorded[path] != msg {
-				recorded[path] = msg
-				record(regarding, p)
-			}
-		case err != nil:
-			s.quarantine.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
-		default:
-			forget(path)
-		}
-	}
-	judgeSettled := func() {
-		now := time.Now()
-		for path, p := range pending {
-			if now.Before(p.due) {
-				continue
-			}
-			data, err := read(path)
-			// An empty file is what a save leaves between its truncate and
-			// its write, however long a loaded machine keeps the editor
-			// from writing: it is judged only at the limit.
-			empty := err == "" && len(data) == 0
-			if (empty || err != p.err || !bytes.Equal(data, p.data)) && now.Sub(p.first) < settleLimit {
-				p.data, p.err, p.due = data, err, now.Add(settleDelay)
-				continue
-			}
-			delete(pending, path)
-			judge(path)
-		}
-	}
-	handle := func(path string) {
-		err := s.adoptFile(ctx, path)
-		s.collectOrphans(ctx)
-		var inv *InvalidEditError
-		switch {
-		case errors.As(err, &inv):
-			settle(path)
-		case err != nil:
-			s.quarantine.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
-		default:
-			delete(pending, path)
-			forget(path)
-		}
-	}
-	// Every report, whoever found the entry (this watcher, a list, a
-	// watch), becomes one Warning Event; one found in an object file's
-	// content once the file has settled.
-	emit := func() {
-		for _, q := range s.quarantine.takeReports() {
-			if q.regarding == nil {
-				continue
-			}
-			if _, _, _, ok := s.keyOfPath(q.problem.Path); ok && q.fromFile {
-				settle(q.problem.Path)
-				continue
-			}
-			record(q.regarding, q.problem)
-		}
-	}
-	scan := func() {
-		stamps := map[string]stampSet{}
-		for plural, r := range s.byPlural {
-			stamps[plural] = s.loadStamps(r)
-		}
-		_ = filepath.WalkDir(s.dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() {
-				if path == s.dir || s.isObjectDir(path) {
-					_ = w.Add(path)
-					return nil
-				}
-				return filepath.SkipDir
-			}
-			if d.Type()&os.ModeSymlink != 0 && path != s.dir && (s.isObjectDir(path) || filepath.Dir(path) != s.dir) {
-				s.quarantine.report(problemOf(symlinkError(path)), nil)
-				if _, _, _, ok := s.keyOfPath(path); ok {
-					handle(path)
-				}
-				return nil
-			}
-			if r, ns, name, ok := s.keyOfPath(path); ok && !s.stamped(stamps[r.plural], ns, name, path) && s.needsAdoption(path) {
-				handle(path)
-			}
-			return nil
-		})
-	}
-	scan()
-	emit()
+	hw := &handWatch{s: s, ctx: ctx, w: w, rec: rec,
+		refused: map[string]string{}, recorded: map[string]string{}, pending: map[string]*settling{}}
+	hw.scan()
+	hw.emit()
 	var wake *time.Timer
 	defer func() {
 		if wake != nil {
@@ -227,13 +89,7 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 	}()
 	for {
 		var woken <-chan time.Time
-		if len(pending) > 0 {
-			next := time.Time{}
-			for _, p := range pending {
-				if next.IsZero() || p.due.Before(next) {
-					next = p.due
-				}
-			}
+		if next, ok := hw.nextDue(); ok {
 			if wake == nil {
 				wake = time.NewTimer(time.Until(next))
 			} else {
@@ -245,42 +101,218 @@ func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) er
 		case <-ctx.Done():
 			return nil
 		case <-woken:
-			judgeSettled()
+			hw.judgeSettled()
 		case <-s.quarantine.notify:
-			emit()
+			hw.emit()
 		case ev, ok := <-w.Events:
 			if !ok {
 				return nil
 			}
-			if ev.Has(fsnotify.Create) {
-				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && s.isObjectDir(ev.Name) {
-					// A new directory, possibly moved in whole: watch it, then scan it.
-					_ = w.Add(ev.Name)
-					scan()
-					continue
-				}
-			}
-			// Most events are the store's own writes (every write renames a
-			// file into place): those files need no adoption, which the
-			// same check as the scan's tells without the write lock, so
-			// the watcher does not stall the store's readers and writers
-			// once for each write they make.
-			if _, _, _, ok := s.keyOfPath(ev.Name); ok {
-				if s.needsAdoption(ev.Name) {
-					handle(ev.Name)
-				} else {
-					// The file is the store's again (an edit undone): a
-					// later identical refusal is news.
-					delete(pending, ev.Name)
-					forget(ev.Name)
-				}
-			}
+			hw.onEvent(ev)
 		case err, ok := <-w.Errors:
 			if !ok {
 				return nil
 			}
 			s.log.Info("file notifications lost; scanning the store again", "error", err.Error())
-			scan()
+			hw.scan()
+		}
+	}
+}
+
+// handWatch is the state of one WatchHandEdits.
+type handWatch struct {
+	s   *Store
+	ctx context.Context
+	w   *fsnotify.Watcher
+	rec events.EventRecorder
+	// refused counts each refused version of a file once for the metrics.
+	refused map[string]string
+	// recorded is the message of the last Event recorded about a file.
+	recorded map[string]string
+	// pending are the refused files waiting to settle.
+	pending map[string]*settling
+}
+
+func (hw *handWatch) record(regarding runtime.Object, p Problem) {
+	reason := ReasonQuarantined
+	if _, isObject := regarding.(*unstructured.Unstructured); isObject {
+		reason = ReasonInvalidEdit
+	}
+	msg := p.Reason
+	if !strings.HasPrefix(msg, p.Path) {
+		msg = p.Path + ": " + msg
+	}
+	hw.rec.Eventf(regarding, nil, corev1.EventTypeWarning, reason, ActionAdoptEdit, "%s; %s", msg, p.Fix)
+}
+
+func (hw *handWatch) forget(path string) {
+	delete(hw.refused, path)
+	delete(hw.recorded, path)
+	hw.s.quarantine.cleared(path)
+}
+
+func (hw *handWatch) read(path string) ([]byte, string) {
+	data, err := hw.s.readRegular(path)
+	if err != nil {
+		return nil, err.Error()
+	}
+	return data, ""
+}
+
+func (hw *handWatch) settle(path string) {
+	now := time.Now()
+	p := hw.pending[path]
+	if p == nil {
+		p = &settling{first: now}
+		hw.pending[path] = p
+	}
+	p.data, p.err = hw.read(path)
+	p.due = now.Add(settleDelay)
+}
+
+// judge adopts or refuses a file that has settled, and records the
+// Event of a refusal whose message is news.
+func (hw *handWatch) judge(path string) {
+	s := hw.s
+	err := s.adoptFile(hw.ctx, path)
+	s.collectOrphans(hw.ctx)
+	var inv *InvalidEditError
+	switch {
+	case errors.As(err, &inv):
+		msg := inv.File.Error()
+		if hw.refused[path] != msg {
+			hw.refused[path] = msg
+			s.observeHandEdit(false)
+		}
+		p, regarding := s.fileProblem(inv.File, inv.Object)
+		s.quarantine.report(p, nil)
+		if regarding != nil && hw.recorded[path] != msg {
+			hw.recorded[path] = msg
+			hw.record(regarding, p)
+		}
+	case err != nil:
+		s.quarantine.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
+	default:
+		hw.forget(path)
+	}
+}
+
+func (hw *handWatch) judgeSettled() {
+	now := time.Now()
+	for path, p := range hw.pending {
+		if now.Before(p.due) {
+			continue
+		}
+		data, err := hw.read(path)
+		// An empty file is what a save leaves between its truncate and
+		// its write, however long a loaded machine keeps the editor
+		// from writing: it is judged only at the limit.
+		empty := err == "" && len(data) == 0
+		if (empty || err != p.err || !bytes.Equal(data, p.data)) && now.Sub(p.first) < settleLimit {
+			p.data, p.err, p.due = data, err, now.Add(settleDelay)
+			continue
+		}
+		delete(hw.pending, path)
+		hw.judge(path)
+	}
+}
+
+// nextDue is when the first pending file is due to be judged.
+func (hw *handWatch) nextDue() (time.Time, bool) {
+	next := time.Time{}
+	for _, p := range hw.pending {
+		if next.IsZero() || p.due.Before(next) {
+			next = p.due
+		}
+	}
+	return next, !next.IsZero()
+}
+
+func (hw *handWatch) handle(path string) {
+	s := hw.s
+	err := s.adoptFile(hw.ctx, path)
+	s.collectOrphans(hw.ctx)
+	var inv *InvalidEditError
+	switch {
+	case errors.As(err, &inv):
+		hw.settle(path)
+	case err != nil:
+		s.quarantine.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
+	default:
+		delete(hw.pending, path)
+		hw.forget(path)
+	}
+}
+
+// emit makes every report, whoever found the entry (this watcher, a list,
+// a watch), one Warning Event; one found in an object file's content once
+// the file has settled.
+func (hw *handWatch) emit() {
+	for _, q := range hw.s.quarantine.takeReports() {
+		if q.regarding == nil {
+			continue
+		}
+		if _, _, _, ok := hw.s.keyOfPath(q.problem.Path); ok && q.fromFile {
+			hw.settle(q.problem.Path)
+			continue
+		}
+		hw.record(q.regarding, q.problem)
+	}
+}
+
+func (hw *handWatch) scan() {
+	s := hw.s
+	stamps := map[string]stampSet{}
+	for plural, r := range s.byPlural {
+		stamps[plural] = s.loadStamps(r)
+	}
+	_ = filepath.WalkDir(s.dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if path == s.dir || s.isObjectDir(path) {
+				_ = hw.w.Add(path)
+				return nil
+			}
+			return filepath.SkipDir
+		}
+		if d.Type()&os.ModeSymlink != 0 && path != s.dir && (s.isObjectDir(path) || filepath.Dir(path) != s.dir) {
+			s.quarantine.report(problemOf(symlinkError(path)), nil)
+			if _, _, _, ok := s.keyOfPath(path); ok {
+				hw.handle(path)
+			}
+			return nil
+		}
+		if r, ns, name, ok := s.keyOfPath(path); ok && !s.stamped(stamps[r.plural], ns, name, path) && s.needsAdoption(path) {
+			hw.handle(path)
+		}
+		return nil
+	})
+}
+
+func (hw *handWatch) onEvent(ev fsnotify.Event) {
+	s := hw.s
+	if ev.Has(fsnotify.Create) {
+		if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && s.isObjectDir(ev.Name) {
+			// A new directory, possibly moved in whole: watch it, then scan it.
+			_ = hw.w.Add(ev.Name)
+			hw.scan()
+			return
+		}
+	}
+	// Most events are the store's own writes (every write renames a file
+	// into place): those files need no adoption, which the same check as
+	// the scan's tells without the write lock, so the watcher does not
+	// stall the store's readers and writers once for each write they make.
+	if _, _, _, ok := s.keyOfPath(ev.Name); ok {
+		if s.needsAdoption(ev.Name) {
+			hw.handle(ev.Name)
+		} else {
+			// The file is the store's again (an edit undone): a later
+			// identical refusal is news.
+			delete(hw.pending, ev.Name)
+			hw.forget(ev.Name)
 		}
 	}
 }

@@ -144,7 +144,7 @@ func (w *fileWatch) object(u *unstructured.Unstructured) (runtime.Object, error)
 	return obj, w.c.fill(u, obj)
 }
 
-func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
+func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) { //nolint:gocyclo // issue 28 point 1 splits the file store; remove this then
 	defer close(w.done)
 	defer close(w.result)
 	defer func() { _ = w.fsw.Close() }()

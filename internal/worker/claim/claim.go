@@ -38,6 +38,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/worker/supervise"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 // ErrNothingClaimable reports that no Hook can be claimed.
@@ -167,8 +168,10 @@ const freeingPoll = 10 * time.Millisecond
 var errBeingFreed = errors.New("the hook is being freed from a crashed process of this worker")
 
 // beingFreed tells whether the Hook reconciler is about to free h from
-// worker: a crash record of the Worker lists h at its present generation
-// (CrashRecord.Held), and the Worker frees its Hooks on a crash. A process
+// worker: the Worker has lost it by workerfsm.AssigneeLost, the rule the
+// reconciler frees it by (for a live Worker: a crash record lists h at its
+// present generation, CrashRecord.Held, and the Worker frees its Hooks on
+// a crash). A process
 // restarted after a crash that claims the Hook at once would otherwise
 // find it held by its own Worker and change nothing, and the reconciler
 // would then free the Hook under it; it waits for the free and claims the
@@ -180,20 +183,19 @@ func beingFreed(ctx context.Context, c client.Client, h *v1.Hook, worker string)
 	if err := c.Get(ctx, types.NamespacedName{Namespace: h.Namespace, Name: worker}, w); err != nil {
 		return false, client.IgnoreNotFound(err)
 	}
-	if w.Spec.ClearAssigneeOnCrash != nil && !*w.Spec.ClearAssigneeOnCrash {
+	if !workerfsm.ClearsAssignee(w) {
 		return false, nil
+	}
+	if err := Alive(w); err != nil {
+		// Died since checkWorker: a dead Worker claims nothing, and
+		// waiting for the free would only claim the Hook for it again.
+		return false, err
 	}
 	if launchUnrecorded(w, os.Getenv(supervise.LaunchTokenEnv)) {
 		return true, nil
 	}
-	for _, rec := range w.Status.Crashes {
-		for _, held := range rec.Held {
-			if held.Name == h.Name && held.Generation == h.Generation {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
+	lost, _ := workerfsm.AssigneeLost(h, w)
+	return lost, nil
 }
 
 // launchUnrecorded tells whether the claimer runs inside a process of w

@@ -28,7 +28,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 func opts(seq int64) snapshot.Options {

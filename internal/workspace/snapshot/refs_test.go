@@ -24,7 +24,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // TestReadRefsAgreesWithVerify: one look answers every case as Verify

@@ -542,20 +542,17 @@ func (i *index) discard() {
 // It costs one scan of the working tree (git status) and hashes only the
 // files whose stat data changed.
 func buildTree(ctx context.Context, r *repo, index string, maxFileSize int64) (string, []string, error) {
-	out, err := gitCmd{dir: r.top, index: index, args: []string{
-		"-c", "core.quotepath=false", "-c", "status.relativePaths=false",
-		"status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames", "--ignored=no",
-	}}.run(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	paths, err := parseStatus(out)
+	entries, err := status(ctx, r.top, index)
 	if err != nil {
 		return "", nil, err
 	}
 	var update bytes.Buffer
 	var skipped []string
-	for _, p := range paths {
+	for _, e := range entries {
+		if !e.worktree {
+			continue
+		}
+		p := e.path
 		if fi, err := os.Lstat(filepath.Join(r.top, p)); err == nil && fi.Mode().IsRegular() && fi.Size() > maxFileSize {
 			skipped = append(skipped, p)
 			continue
@@ -574,49 +571,6 @@ func buildTree(ctx context.Context, r *repo, index string, maxFileSize int64) (s
 		return "", nil, err
 	}
 	return trimNL(tree), skipped, nil
-}
-
-// parseStatus returns the paths whose working tree differs from the index
-// in `git status --porcelain=v2 -z` output: changed, deleted, unmerged and
-// untracked files.
-func parseStatus(out []byte) ([]string, error) {
-	var paths []string
-	fields := strings.Split(string(out), "\x00")
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		if f == "" {
-			continue
-		}
-		switch f[0] {
-		case '1':
-			parts := strings.SplitN(f, " ", 9)
-			if len(parts) != 9 || len(parts[1]) != 2 {
-				return nil, fmt.Errorf("git status: malformed entry %q", f)
-			}
-			if parts[1][1] != '.' {
-				paths = append(paths, parts[8])
-			}
-		case '2':
-			parts := strings.SplitN(f, " ", 10)
-			if len(parts) != 10 || i+1 >= len(fields) {
-				return nil, fmt.Errorf("git status: malformed entry %q", f)
-			}
-			i++
-			paths = append(paths, parts[9], fields[i])
-		case 'u':
-			parts := strings.SplitN(f, " ", 11)
-			if len(parts) != 11 {
-				return nil, fmt.Errorf("git status: malformed entry %q", f)
-			}
-			paths = append(paths, parts[10])
-		case '?':
-			paths = append(paths, strings.TrimPrefix(f, "? "))
-		case '!', '#':
-		default:
-			return nil, fmt.Errorf("git status: unknown entry %q", f)
-		}
-	}
-	return paths, nil
 }
 
 // diffTrees lists the files that differ from base (a commit or tree; empty

@@ -25,8 +25,8 @@ import (
 	"testing"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
-	"github.com/tether-dev/tether/internal/agent/stepfiles"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
+	"github.com/tether-dev/tether/internal/workspace/stepfiles"
 )
 
 func git(t *testing.T, dir string, args ...string) {

@@ -24,7 +24,7 @@ import (
 	"slices"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // Max is status.currentStep.filesTouched's MaxItems.

@@ -164,46 +164,9 @@ func Changes(ctx context.Context, workspace, commit string, limit int) ([]File, 
 	if err != nil {
 		return nil, false, err
 	}
-	stats := map[string]os.FileInfo{}
-	var regular []string
-	for _, p := range candidates {
-		fi, err := os.Lstat(filepath.Join(r.top, p))
-		if err != nil {
-			continue
-		}
-		stats[p] = fi
-		if fi.Mode().IsRegular() && !strings.Contains(p, "\n") {
-			regular = append(regular, p)
-		}
-	}
-	hashes := map[string]string{}
-	for _, p := range candidates {
-		// A symlink's blob is its target; symlinks are rare, one git each.
-		if fi, ok := stats[p]; ok && fi.Mode()&os.ModeSymlink != 0 {
-			target, err := os.Readlink(filepath.Join(r.top, p))
-			if err != nil {
-				continue
-			}
-			out, err := gitCmd{dir: r.top, args: []string{"hash-object", "--stdin"}, stdin: strings.NewReader(target)}.run(ctx)
-			if err != nil {
-				return nil, false, err
-			}
-			hashes[p] = trimNL(out)
-		}
-	}
-	if len(regular) > 0 {
-		out, err := gitCmd{dir: r.top, args: []string{"hash-object", "--stdin-paths"},
-			stdin: strings.NewReader(strings.Join(regular, "\n") + "\n")}.run(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		ids := strings.Fields(string(out))
-		if len(ids) != len(regular) {
-			return nil, false, fmt.Errorf("git hash-object: %d hashes for %d files", len(ids), len(regular))
-		}
-		for i, p := range regular {
-			hashes[p] = ids[i]
-		}
+	stats, hashes, err := hashCandidates(ctx, r, candidates)
+	if err != nil {
+		return nil, false, err
 	}
 	var files []File
 	size := 0
@@ -236,6 +199,54 @@ func Changes(ctx context.Context, workspace, commit string, limit int) ([]File, 
 		files = append(files, f)
 	}
 	return files, false, nil
+}
+
+// hashCandidates stats the candidates in the working tree of r and hashes
+// the contents of those that are regular files or symlinks, writing no
+// object. A candidate missing from the stats is not on disk.
+func hashCandidates(ctx context.Context, r *repo, candidates []string) (map[string]os.FileInfo, map[string]string, error) {
+	stats := map[string]os.FileInfo{}
+	var regular []string
+	for _, p := range candidates {
+		fi, err := os.Lstat(filepath.Join(r.top, p))
+		if err != nil {
+			continue
+		}
+		stats[p] = fi
+		if fi.Mode().IsRegular() && !strings.Contains(p, "\n") {
+			regular = append(regular, p)
+		}
+	}
+	hashes := map[string]string{}
+	for _, p := range candidates {
+		// A symlink's blob is its target; symlinks are rare, one git each.
+		if fi, ok := stats[p]; ok && fi.Mode()&os.ModeSymlink != 0 {
+			target, err := os.Readlink(filepath.Join(r.top, p))
+			if err != nil {
+				continue
+			}
+			out, err := gitCmd{dir: r.top, args: []string{"hash-object", "--stdin"}, stdin: strings.NewReader(target)}.run(ctx)
+			if err != nil {
+				return nil, nil, err
+			}
+			hashes[p] = trimNL(out)
+		}
+	}
+	if len(regular) > 0 {
+		out, err := gitCmd{dir: r.top, args: []string{"hash-object", "--stdin-paths"},
+			stdin: strings.NewReader(strings.Join(regular, "\n") + "\n")}.run(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		ids := strings.Fields(string(out))
+		if len(ids) != len(regular) {
+			return nil, nil, fmt.Errorf("git hash-object: %d hashes for %d files", len(ids), len(regular))
+		}
+		for i, p := range regular {
+			hashes[p] = ids[i]
+		}
+	}
+	return stats, hashes, nil
 }
 
 // blob is a tree entry's mode and object id.
@@ -371,45 +382,15 @@ func Restore(ctx context.Context, workspace, commit string, opts RestoreOptions)
 		}
 	}
 	if opts.Branch != "" {
-		if _, err := git(ctx, r.top, "check-ref-format", "--branch", opts.Branch); err != nil {
-			return nil, fmt.Errorf("--branch %q is not a valid branch name", opts.Branch)
-		}
-		args := []string{"branch", "--no-track"}
-		if opts.Force {
-			args = append(args, "-f")
-		}
-		if _, err := git(ctx, r.top, append(args, "--", opts.Branch, commit)...); err != nil {
-			if !opts.Force && strings.Contains(err.Error(), "already exists") {
-				return nil, fmt.Errorf("branch %q already exists; choose another name, or pass --force to move it to %s", opts.Branch, short(commit))
-			}
+		if err := restoreBranch(ctx, r, commit, opts); err != nil {
 			return nil, err
 		}
 		res.Where = opts.Branch
 		return res, nil
 	}
-
-	dest := r.top
-	if opts.To != "" {
-		abs, err := filepath.Abs(opts.To)
-		if err != nil {
-			return nil, err
-		}
-		dest = abs
-		entries, err := os.ReadDir(dest)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-			if err := os.MkdirAll(dest, 0o755); err != nil {
-				return nil, err
-			}
-		case err != nil:
-			return nil, fmt.Errorf("--to %s: %w", opts.To, err)
-		case len(entries) > 0 && !opts.Force:
-			return nil, fmt.Errorf("--to %s is not empty; choose an empty or new directory, or pass --force to overwrite its files", opts.To)
-		}
-	} else if !opts.Force && len(opts.Paths) == 0 {
-		if err := refuseUncommitted(ctx, r); err != nil {
-			return nil, err
-		}
+	dest, err := restoreDest(ctx, r, opts)
+	if err != nil {
+		return nil, err
 	}
 
 	f, err := os.CreateTemp("", "tether-restore-index-*")
@@ -605,18 +586,66 @@ func refuseUnsaved(ctx context.Context, r *repo, commit string, files []string) 
 		ErrUncommittedChanges, r.top, strings.Join(unsaved, ", "))
 }
 
+// restoreBranch creates the branch opts.Branch at commit, moving an
+// existing one only with opts.Force.
+func restoreBranch(ctx context.Context, r *repo, commit string, opts RestoreOptions) error {
+	if _, err := git(ctx, r.top, "check-ref-format", "--branch", opts.Branch); err != nil {
+		return fmt.Errorf("--branch %q is not a valid branch name", opts.Branch)
+	}
+	args := []string{"branch", "--no-track"}
+	if opts.Force {
+		args = append(args, "-f")
+	}
+	if _, err := git(ctx, r.top, append(args, "--", opts.Branch, commit)...); err != nil {
+		if !opts.Force && strings.Contains(err.Error(), "already exists") {
+			return fmt.Errorf("branch %q already exists; choose another name, or pass --force to move it to %s", opts.Branch, short(commit))
+		}
+		return err
+	}
+	return nil
+}
+
+// restoreDest is the directory a restore writes into: opts.To, created
+// when missing and refused when not empty (unless opts.Force), or the
+// working tree, refused when it has uncommitted changes (unless
+// opts.Force or a restore of some paths only).
+func restoreDest(ctx context.Context, r *repo, opts RestoreOptions) (string, error) {
+	if opts.To == "" {
+		if !opts.Force && len(opts.Paths) == 0 {
+			if err := refuseUncommitted(ctx, r); err != nil {
+				return "", err
+			}
+		}
+		return r.top, nil
+	}
+	dest, err := filepath.Abs(opts.To)
+	if err != nil {
+		return "", err
+	}
+	entries, err := os.ReadDir(dest)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dest, 0o755); err != nil {
+			return "", err
+		}
+	case err != nil:
+		return "", fmt.Errorf("--to %s: %w", opts.To, err)
+	case len(entries) > 0 && !opts.Force:
+		return "", fmt.Errorf("--to %s is not empty; choose an empty or new directory, or pass --force to overwrite its files", opts.To)
+	}
+	return dest, nil
+}
+
 // refuseUncommitted fails with a message saying how to proceed when the
 // working tree has uncommitted changes or untracked files.
 func refuseUncommitted(ctx context.Context, r *repo) error {
-	out, err := git(ctx, r.top, "-c", "core.quotepath=false", "status", "--porcelain=v1", "-z", "--untracked-files=all", "--no-renames")
+	entries, err := status(ctx, r.top, "")
 	if err != nil {
 		return err
 	}
-	var paths []string
-	for _, e := range strings.Split(string(out), "\x00") {
-		if len(e) > 3 {
-			paths = append(paths, e[3:])
-		}
+	paths := make([]string, 0, len(entries))
+	for _, e := range entries {
+		paths = append(paths, e.path)
 	}
 	if len(paths) == 0 {
 		return nil

@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 const killChildEnv = "TETHER_SNAPSHOT_KILL_CHILD"

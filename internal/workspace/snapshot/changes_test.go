@@ -24,7 +24,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // TestChanges compares the working tree with a snapshot that holds an
