@@ -36,7 +36,7 @@ import (
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
-	"github.com/tether-dev/tether/internal/worker/claim"
+	"github.com/tether-dev/tether/internal/hook/claim"
 )
 
 // TestWorkerEnvironment checks the tether environment of a launched agent:

@@ -33,10 +33,10 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/worker/supervise"
 	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
@@ -216,46 +216,34 @@ func launchUnrecorded(w *v1.Worker, token string) bool {
 	return err == nil && int32(restarts) > w.Status.Restarts
 }
 
-// one is one attempt of One: errBeingFreed when it must wait.
+// one is one attempt of One: errBeingFreed, with the Hook read, when it
+// must wait. A write that loses to another change of the Hook reads it
+// again and decides again (hookwrite.Update); a Hook held by another
+// Worker is a Conflict no re-read changes.
 func one(ctx context.Context, c client.Client, key types.NamespacedName, worker string) (*v1.Hook, error) {
-	var h *v1.Hook
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		h = &v1.Hook{}
-		if err := c.Get(ctx, key, h); err != nil {
-			return err
-		}
+	var read *v1.Hook
+	h, err := hookwrite.Update(ctx, c, key, func(h *v1.Hook) (bool, error) {
+		read = h
 		switch {
 		case h.Spec.Assignee == worker:
 			freeing, err := beingFreed(ctx, c, h, worker)
 			if err == nil && freeing {
 				err = errBeingFreed
 			}
-			return err
+			return false, err
 		case h.Spec.Assignee != "":
-			return &decided{heldBy(h)}
-		case h.Status.State == v1.HookCompleted || h.Status.State == v1.HookFailed || h.Status.State == v1.HookAbandoned:
-			return fmt.Errorf("hook %s is %s: there is nothing to claim", h.Name, h.Status.State)
+			return false, heldBy(h)
+		case h.Status.State.IsTerminal():
+			return false, fmt.Errorf("hook %s is %s: there is nothing to claim", h.Name, h.Status.State)
 		}
 		h.Spec.Assignee = worker
-		return c.Update(ctx, h)
+		return true, nil
 	})
-	var d *decided
-	switch {
-	case errors.As(err, &d):
-		return nil, d.err
-	case errors.Is(err, errBeingFreed):
-		return h, err
-	case err != nil:
-		return nil, err
+	if errors.Is(err, errBeingFreed) {
+		return read, err
 	}
-	return h, nil
+	return h, err
 }
-
-// decided wraps a Conflict that re-reading cannot change (the Hook is held
-// by another Worker), so that the retry of a lost write stops at it.
-type decided struct{ err error }
-
-func (d *decided) Error() string { return d.err.Error() }
 
 func heldBy(h *v1.Hook) error {
 	return apierrors.NewConflict(v1.GroupVersion.WithResource("hooks").GroupResource(), h.Name,

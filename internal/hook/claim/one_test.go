@@ -30,7 +30,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/scheme"
-	"github.com/tether-dev/tether/internal/worker/claim"
+	"github.com/tether-dev/tether/internal/hook/claim"
 	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
