@@ -18,6 +18,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -119,18 +120,13 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, agent string, in io.Rea
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if !g.Cluster {
-		// An agent hook never creates a store: with the hooks installed for
-		// every project, that would leave a .tether in each of them.
-		dir, err := g.StoreDir()
-		if err != nil {
-			warn("%v", err)
-			return 0
-		}
-		if _, err := os.Stat(dir); err != nil {
-			_, _ = fmt.Fprintf(errOut, "tether: no store at %s; nothing to do\n", dir)
-			return 0
-		}
+	var noStore *noStoreError
+	if err := g.site().present(g); errors.As(err, &noStore) {
+		_, _ = fmt.Fprintf(errOut, "tether: %v; nothing to do\n", err)
+		return 0
+	} else if err != nil {
+		warn("%v", err)
+		return 0
 	}
 	timeout := agentsession.Timeout
 	if background {
@@ -167,7 +163,7 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, agent string, in io.Rea
 			}
 			opts.Limits = agentevent.Limits{MaxConsecutive: int(cfg.AgentLoop.MaxConsecutive), MaxPerHook: int(cfg.AgentLoop.MaxPerHook)}
 		case agentevent.SessionStart, agentevent.PostCompact:
-			if km, err := keyManager(g, b); err == nil {
+			if km, err := b.KeyManager(); err == nil {
 				opts.Evidence = receipts.EvidenceFunc(ctx, km)
 			}
 		}

@@ -72,7 +72,7 @@ func recoveryText(ctx context.Context, g *GlobalOptions, b *Backend, key client.
 	}
 	// Without a usable key the file still renders, saying so per receipt.
 	var evidence recoveryfile.Evidence
-	if km, err := keyManager(g, b); err == nil {
+	if km, err := b.KeyManager(); err == nil {
 		evidence = receipts.EvidenceFunc(ctx, km)
 	}
 	opts := recoveryfile.Options{Evidence: evidence}

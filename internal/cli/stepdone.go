@@ -65,7 +65,7 @@ an attempt.` + hookArgNote,
 // stepDone runs `step done` through the stepdone package and shows the
 // Hook it concluded.
 func (v *hookVerb) stepDone(ctx context.Context, b *Backend, name string) error {
-	km, err := keyManager(v.global, b)
+	km, err := b.KeyManager()
 	if err != nil {
 		return err
 	}
