@@ -424,29 +424,6 @@ func checkpointWorkspace(hook *v1.Hook) (string, error) {
 	return os.Getwd()
 }
 
-// checkpointPassedStep takes the checkpoints of a step that passed: one
-// with trigger validation_pass when it had validations, and one with
-// trigger step_complete. The step has passed whatever happens here, so a
-// failure is a warning.
-func (v *hookVerb) checkpointPassedStep(ctx context.Context, b *Backend, name, step string, validations int) {
-	triggers := []v1.CheckpointTrigger{v1.TriggerStepComplete}
-	if validations > 0 {
-		triggers = []v1.CheckpointTrigger{v1.TriggerValidationPass, v1.TriggerStepComplete}
-	}
-	for _, t := range triggers {
-		desc := fmt.Sprintf("step %q passed", step)
-		if t == v1.TriggerValidationPass {
-			desc = fmt.Sprintf("step %q: %d validation(s) passed", step, validations)
-		}
-		out, err := takeCheckpoint(ctx, b, name, checkpoint.Request{Trigger: t, Description: desc, Step: step})
-		if err != nil {
-			_, _ = fmt.Fprintf(v.errOut, "warning: %s checkpoint: %v\n", t, err)
-			return
-		}
-		_, _ = fmt.Fprintf(v.errOut, "checkpoint.%s/%s created (%s, snapshot %s)\n", v1.GroupVersion.Group, out.Checkpoint.Name, t, out.Checkpoint.Spec.Git.SnapshotShort)
-	}
-}
-
 // quoteIfNeeded quotes a path holding a control character (a newline in a
 // file name), so that each file stays on one line.
 func quoteIfNeeded(p string) string {
