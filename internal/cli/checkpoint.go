@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/agentsession"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
 	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
@@ -178,7 +179,8 @@ func printCheckpoint(out, errOut io.Writer, o *checkpoint.Outcome) error {
 }
 
 // hookForWorkspace finds the one non-terminal Hook whose spec.workspace
-// contains dir (default: the working directory).
+// contains dir (default: the working directory), as tether agent hook
+// does (agentsession.ForWorkspace).
 func hookForWorkspace(ctx context.Context, b *Backend, dir string) (string, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -191,32 +193,16 @@ func hookForWorkspace(ctx context.Context, b *Backend, dir string) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("--workspace %s: %w", dir, err)
 	}
-	list := &v1.HookList{}
-	if err := b.Client.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
-		return "", err
-	}
-	var matches []string
-	for i := range list.Items {
-		h := &list.Items[i]
-		if h.Status.State.IsTerminal() || h.Spec.Workspace == "" {
-			continue
-		}
-		ws, err := realPath(h.Spec.Workspace)
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(ws, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			matches = append(matches, h.Name)
-		}
-	}
-	switch len(matches) {
-	case 0:
+	name, err := agentsession.ForWorkspace(ctx, b.Client, b.Namespace, abs)
+	var ambiguous *agentsession.AmbiguousError
+	switch {
+	case errors.Is(err, agentsession.ErrNoHook):
 		return "", fmt.Errorf("--workspace %s: no non-terminal hook in namespace %q has a spec.workspace containing it; name the hook: tether checkpoint HOOK", abs, b.Namespace)
-	case 1:
-		return matches[0], nil
+	case errors.As(err, &ambiguous):
+		return "", fmt.Errorf("--workspace %s: %d non-terminal hooks in namespace %q have a spec.workspace containing it (%s); name one: tether checkpoint HOOK",
+			abs, len(ambiguous.Candidates), b.Namespace, strings.Join(ambiguous.Candidates, ", "))
 	}
-	return "", fmt.Errorf("--workspace %s: %d non-terminal hooks in namespace %q have a spec.workspace containing it (%s); name one: tether checkpoint HOOK",
-		abs, len(matches), b.Namespace, strings.Join(matches, ", "))
+	return name, err
 }
 
 func realPath(p string) (string, error) {
@@ -281,16 +267,12 @@ printed when nothing changed.`,
 // after work was lost and an older checkpoint still holds it, so that the
 // diff against the default is not read as "nothing was lost".
 func noteLostWork(ctx context.Context, w io.Writer, c client.Reader, hook *v1.Hook, latest string) {
-	summaries, _, err := recoveryfile.ListCheckpoints(ctx, c, hook)
-	if err != nil {
-		return
-	}
-	opts := recoveryfile.Options{Checkpoints: summaries}
-	if recoveryfile.LiveChanges(ctx, hook, &opts, liveChangesTimeout) != nil || opts.Lost == nil || opts.Lost.Checkpoint == latest {
+	lost := recoveryfile.LostSince(ctx, c, hook, latest)
+	if lost == nil {
 		return
 	}
 	_, _ = fmt.Fprintf(w, "note: checkpoint %s was taken after %d file(s) were lost; %s still holds them: tether checkpoint diff %s %s; tether checkpoint restore %s -- %s\n",
-		latest, len(opts.Lost.Paths), opts.Lost.Checkpoint, hook.Name, opts.Lost.Checkpoint, opts.Lost.Checkpoint, strings.Join(opts.Lost.Paths, " "))
+		latest, len(lost.Paths), lost.Checkpoint, hook.Name, lost.Checkpoint, lost.Checkpoint, strings.Join(lost.Paths, " "))
 }
 
 func newCheckpointRestoreCommand(g *GlobalOptions) *cobra.Command {
