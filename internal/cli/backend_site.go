@@ -26,14 +26,18 @@ import (
 	"strings"
 
 	"github.com/go-logr/logr"
+	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apivalidation "k8s.io/apimachinery/pkg/api/validation"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/store/eventsink"
@@ -62,7 +66,14 @@ type site interface {
 	// flags is how the commands tether init suggests name this site, for
 	// a repository at root whose store is store.
 	flags(root, store string) string
+	// checkRunFlags refuses the tether run flags the site has no use for.
+	checkRunFlags(fs *pflag.FlagSet) error
+	// manager is the constructor of tether run's Manager.
+	manager(o *runOptions) managerFactory
 }
+
+// managerFactory builds tether run's Manager and the reconcilers' options.
+type managerFactory func(ctx context.Context, g *GlobalOptions, s *runtime.Scheme, cfg *config.Config, log logr.Logger) (manager.Manager, controllers.Options, error)
 
 // site is the site the global flags select.
 func (o *GlobalOptions) site() site {
@@ -140,6 +151,10 @@ func (localSite) initStore(o *GlobalOptions, root string) (string, string, error
 }
 
 func (localSite) doctorStore(o *GlobalOptions) (string, error) { return o.StoreDir() }
+
+func (localSite) checkRunFlags(*pflag.FlagSet) error { return nil }
+
+func (localSite) manager(o *runOptions) managerFactory { return o.localBackend }
 
 func (localSite) flags(root, store string) string {
 	if store != filepath.Join(root, StoreDirName) {
@@ -226,3 +241,12 @@ func (clusterSite) doctorStore(*GlobalOptions) (string, error) {
 }
 
 func (clusterSite) flags(string, string) string { return " --cluster" }
+
+func (clusterSite) checkRunFlags(fs *pflag.FlagSet) error {
+	if fs.Changed("event-ttl") {
+		return errors.New("--event-ttl: only on the local store; a cluster's API server expires Events itself (kube-apiserver --event-ttl)")
+	}
+	return nil
+}
+
+func (clusterSite) manager(o *runOptions) managerFactory { return o.clusterBackend }
