@@ -322,79 +322,52 @@ unless --force.`,
 			return err
 		}
 		defer func() { _ = b.Close() }()
-		ctx := cmd.Context()
-		cp, err := getCheckpoint(ctx, b, args[0])
+		rec, err := b.Recorder()
 		if err != nil {
 			return err
-		}
-		ws := cp.Spec.Workspace
-		if ws == "" {
-			hook := &v1.Hook{}
-			if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: cp.Spec.HookName}, hook); err != nil {
-				return explainHookErr(cp.Spec.HookName, err)
-			}
-			if ws, err = checkpointWorkspace(hook); err != nil {
-				return err
-			}
 		}
 		o.Paths = args[1:]
-		out := cmd.OutOrStdout()
-		var undo string
-		if o.Force && o.To == "" && o.Branch == "" {
-			if undo, err = checkpointBeforeRestore(ctx, b, cp, ws, o.Paths, out); err != nil {
-				return err
-			}
+		res, err := checkpoint.Restore(cmd.Context(), b.Client, client.ObjectKey{Namespace: b.Namespace, Name: args[0]},
+			checkpoint.RestoreRequest{Options: o, Recorder: rec, Actor: actor(cmd.Context())})
+		if res == nil {
+			return err
 		}
-		res, err := snapshot.Restore(ctx, ws, cp.Spec.Git.SnapshotCommit, o)
+		out := cmd.OutOrStdout()
+		if pre := res.PreRestore; pre != nil {
+			_, _ = fmt.Fprintf(out, "checkpoint.%s/%s created (pre_restore, snapshot %s): the workspace as it was\n", v1.GroupVersion.Group, pre.Name, pre.Spec.Git.SnapshotShort)
+		}
 		if err != nil {
 			return err
 		}
-		if undo != "" {
-			defer func() { _, _ = fmt.Fprintf(out, "to undo the restore: %s\n", undo) }()
-		}
+		cp, r := res.Checkpoint, res.Result
 		if o.Branch != "" {
-			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: branch %s created at %s\n", v1.GroupVersion.Group, cp.Name, res.Where, res.Commit)
+			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: branch %s created at %s\n", v1.GroupVersion.Group, cp.Name, r.Where, r.Commit)
 		} else {
-			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: %d files written to %s\n", v1.GroupVersion.Group, cp.Name, res.Files, res.Where)
+			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: %d files written to %s\n", v1.GroupVersion.Group, cp.Name, r.Files, r.Where)
+		}
+		if pre := res.PreRestore; pre != nil {
+			_, _ = fmt.Fprintf(out, "to undo the restore: %s\n", undoCommand(pre.Name, b.Namespace, o.Paths))
 		}
 		return err
 	}
 	return cmd
 }
 
-// checkpointBeforeRestore takes a pre_restore checkpoint of cp's Hook: the
-// workspace as it is, before a forced in-place restore overwrites it. A
-// restore must never lose work, so a failure refuses the restore. It
-// returns the command that undoes the restore.
-func checkpointBeforeRestore(ctx context.Context, b *Backend, cp *v1.Checkpoint, ws string, paths []string, out io.Writer) (string, error) {
-	o, err := takeCheckpoint(ctx, b, cp.Spec.HookName, checkpoint.Request{
-		Trigger:     v1.TriggerPreRestore,
-		Description: fmt.Sprintf("the workspace before tether checkpoint restore %s --force", cp.Name),
-		Workspace:   ws,
-	})
-	if err != nil {
-		return "", fmt.Errorf("restore --force overwrites local changes, so it first takes a pre_restore checkpoint of the workspace, which failed (nothing was restored): %w", err)
-	}
-	_, _ = fmt.Fprintf(out, "checkpoint.%s/%s created (pre_restore, snapshot %s): the workspace as it was\n", v1.GroupVersion.Group, o.Checkpoint.Name, o.Checkpoint.Spec.Git.SnapshotShort)
-	undo := "tether checkpoint restore " + o.Checkpoint.Name + " --force"
-	if b.Namespace != "default" {
-		undo += " -n " + b.Namespace
+// undoCommand is the command that undoes a forced restore: a forced
+// restore of its pre_restore checkpoint, of the same paths.
+func undoCommand(preRestore, namespace string, paths []string) string {
+	undo := "tether checkpoint restore " + preRestore + " --force"
+	if namespace != "default" {
+		undo += " -n " + namespace
 	}
 	if len(paths) > 0 {
 		undo += " -- " + strings.Join(quoteAll(paths), " ")
 	}
-	return undo, nil
+	return undo
 }
 
 func getCheckpoint(ctx context.Context, b *Backend, name string) (*v1.Checkpoint, error) {
-	cp := &v1.Checkpoint{}
-	if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, cp); err != nil {
-		return nil, err
-	}
-	if cp.Spec.Git == nil || cp.Spec.Git.SnapshotCommit == "" {
-		return nil, fmt.Errorf("checkpoint %q has no snapshot commit (spec.git.snapshotCommit)", name)
-	}
-	return cp, nil
+	return checkpoint.Get(ctx, b.Client, client.ObjectKey{Namespace: b.Namespace, Name: name})
 }
 
 // checkpointWorkspace is the Hook's spec.workspace, or the working
