@@ -147,13 +147,7 @@ func takeCheckpoint(ctx context.Context, b *Backend, name string, req checkpoint
 	if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, hook); err != nil {
 		return nil, explainHookErr(name, err)
 	}
-	if hook.Spec.Workspace == "" && req.Workspace == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		req.Workspace = wd
-	}
+	req.OrWorkingDir = true
 	rec, err := b.Recorder()
 	if err != nil {
 		return nil, err

@@ -138,8 +138,8 @@ func TakePassedCheckpoints(ctx context.Context, c client.Client, o *Outcome, wri
 		if t == v1.TriggerValidationPass {
 			desc = fmt.Sprintf("step %q: %d validation(s) passed", o.Step, o.Validations)
 		}
-		req := checkpoint.Request{Trigger: t, Description: desc, Step: o.Step, Recorder: write.Recorder, Actor: write.Actor}
-		res, err := takeCheckpoint(ctx, c, client.ObjectKeyFromObject(o.Hook), req)
+		req := checkpoint.Request{Trigger: t, Description: desc, Step: o.Step, OrWorkingDir: true, Recorder: write.Recorder, Actor: write.Actor}
+		res, err := checkpoint.Take(ctx, c, client.ObjectKeyFromObject(o.Hook), req)
 		if err != nil {
 			_, _ = fmt.Fprintf(out, "warning: %s checkpoint: %v\n", t, err)
 			return taken
@@ -148,24 +148,6 @@ func TakePassedCheckpoints(ctx context.Context, c client.Client, o *Outcome, wri
 		_, _ = fmt.Fprintf(out, "checkpoint.%s/%s created (%s, snapshot %s)\n", v1.GroupVersion.Group, res.Checkpoint.Name, t, res.Checkpoint.Spec.Git.SnapshotShort)
 	}
 	return taken
-}
-
-// takeCheckpoint takes a checkpoint of the Hook at key; a Hook without
-// spec.workspace is snapshotted in the working directory, as its
-// validations ran there.
-func takeCheckpoint(ctx context.Context, c client.Client, key client.ObjectKey, req checkpoint.Request) (*checkpoint.Outcome, error) {
-	hook := &v1.Hook{}
-	if err := c.Get(ctx, key, hook); err != nil {
-		return nil, err
-	}
-	if hook.Spec.Workspace == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		req.Workspace = wd
-	}
-	return checkpoint.Take(ctx, c, key, req)
 }
 
 func run(ctx context.Context, opts *Options) (*Outcome, error) {
