@@ -31,6 +31,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 // EventInvalidTemplate is the Warning recorded when the API server's
@@ -91,7 +92,7 @@ func templateInvalid(err error, injected, specEnv int) *invalidTemplateError {
 // podName is the name of the Worker's Pod started after restarts
 // restarts; a retried start gets the same name, so it never runs two.
 func podName(w *v1.Worker, restarts int32) string {
-	return fmt.Sprintf("%s-%d", w.Name, restarts)
+	return workerfsm.PodName(w, restarts)
 }
 
 // podFor builds the Worker's next Pod from its template.

@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -61,9 +62,12 @@ type Request struct {
 	// Step overrides the step recorded (default: the Hook's current step),
 	// for a checkpoint of a step that just passed.
 	Step string
-	// Workspace overrides the Hook's spec.workspace (the CLI uses the
-	// working directory when the spec has none).
+	// Workspace overrides the Hook's spec.workspace.
 	Workspace string
+	// OrWorkingDir snapshots the working directory when neither Workspace
+	// nor spec.workspace names one: where the verbs run a Hook's
+	// validations (tether checkpoint, step done).
+	OrWorkingDir bool
 	// SkipUnchanged takes nothing when the workspace's tree equals the
 	// last checkpoint's (the interval trigger).
 	SkipUnchanged bool
@@ -135,6 +139,13 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 	ws := req.Workspace
 	if ws == "" {
 		ws = hook.Spec.Workspace
+	}
+	if ws == "" && req.OrWorkingDir {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		ws = wd
 	}
 	if ws == "" {
 		return nil, fmt.Errorf("hook %q: %w", key.Name, snapshot.ErrNoWorkspace)

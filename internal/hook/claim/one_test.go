@@ -29,8 +29,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/hook/claim"
+	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
