@@ -29,7 +29,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/controllers"
-	"github.com/tether-dev/tether/internal/worker/claim"
+	"github.com/tether-dev/tether/internal/hook/claim"
 )
 
 // waitWorker polls the stored Worker until cond holds.

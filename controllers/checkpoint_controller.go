@@ -42,9 +42,9 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // CheckpointControllerName names the Checkpoint reconciler in Events and logs.
@@ -289,7 +289,7 @@ func newestCheckpoint(_ context.Context, obj client.Object) []reconcile.Request 
 
 // setupCheckpoints registers the Checkpoint reconciler and the interval
 // checkpoint reconciler; SetupAll calls it.
-func setupCheckpoints(mgr ctrl.Manager, opts Options) error {
+func setupCheckpoints(mgr ctrl.Manager, opts Options, looks *intervalLooks) error {
 	cps := &CheckpointReconciler{
 		Client:       mgr.GetClient(),
 		Reader:       mgr.GetAPIReader(),
@@ -305,6 +305,7 @@ func setupCheckpoints(mgr ctrl.Manager, opts Options) error {
 		Reader: mgr.GetAPIReader(),
 		Events: mgr.GetEventRecorder(CheckpointControllerName),
 		Config: opts.Config,
+		looks:  looks,
 	}
 	return interval.setup(mgr, opts.SkipNameValidation)
 }

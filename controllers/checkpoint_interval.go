@@ -22,11 +22,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,9 +36,8 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/hook/hookwrite"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // IntervalCheckpointReconciler takes a Hook's interval checkpoints: while
@@ -50,12 +49,18 @@ import (
 // an Event says so. Only a workspace directory on this host is
 // checkpointed; elsewhere (cluster mode, remote workers) the agent's CLI
 // takes checkpoints.
+//
+// It writes Checkpoints only, never the Hook: the Hook reconciler records
+// a new Checkpoint in the Hook's status (checkpointSeq, lastCheckpoint)
+// from its watch of the Checkpoints, and the looks that took nothing and
+// the IntervalCheckpoints condition from the looks this reconciler posts
+// to it (intervalLooks). It runs on its own queue so that a slow git
+// capture never delays the Hook reconciler's stale detection.
 type IntervalCheckpointReconciler struct {
-	// Client reads Hooks, writes their status and creates Checkpoints.
+	// Client reads Hooks and creates Checkpoints.
 	Client client.Client
-	// Reader, when set, reads Hooks around the cache for the checkpoint's
-	// compare-and-swap updates; nil means Client, whose conflicts are
-	// retried with backoff until the cache catches up.
+	// Reader, when set, reads Hooks around the cache, so that a look is
+	// judged on the Hook as stored; nil means Client.
 	Reader client.Reader
 	// Events records Events.
 	Events recorder.EventRecorder
@@ -63,10 +68,17 @@ type IntervalCheckpointReconciler struct {
 	Config *config.Config
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// looks go to the Hook reconciler, which stores them.
+	looks *intervalLooks
+	// took maps a Hook's key to the checkpoint this reconciler last took
+	// (a taken), until the Hook reconciler records it in lastCheckpoint:
+	// a look in between would compare the workspace with the checkpoint
+	// before and take the same work again.
+	took sync.Map
 }
 
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks/status,verbs=update
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=create
 // A Checkpoint's owner reference to its Hook blocks the Hook's deletion,
 // which OwnerReferencesPermissionEnforcement lets only those who may update
@@ -78,6 +90,9 @@ type IntervalCheckpointReconciler struct {
 func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	hook := &v1.Hook{}
 	if err := r.Client.Get(ctx, req.NamespacedName, hook); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.took.Delete(req.NamespacedName)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	st := &hook.Status
@@ -94,32 +109,28 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 	}
 	interval := r.Config.Effective(&hook.Spec).CheckpointInterval
 	now := r.now()
-	due := IntervalDue(hook, interval)
+	due := r.due(hook, interval)
 	if now.Before(due) {
 		return ctrl.Result{RequeueAfter: due.Sub(now)}, nil
 	}
 
-	c := r.Client
-	if r.Reader != nil {
-		c = uncached{Client: r.Client, reader: r.Reader}
-	}
-	out, err := checkpoint.Take(ctx, c, req.NamespacedName, checkpoint.Request{
+	out, err := checkpoint.Take(ctx, r.uncached(), req.NamespacedName, checkpoint.Request{
 		Trigger:       v1.TriggerInterval,
 		Description:   fmt.Sprintf("every %s while a step runs", interval),
 		SkipUnchanged: true,
 		Now:           r.now,
 		Recorder:      r.Events,
 		Actor:         CheckpointControllerName,
+		NoHookWrite:   true,
 	})
 	if err == nil {
-		if werr := r.workspaceReadable(ctx, hook); werr != nil {
-			return ctrl.Result{}, werr
-		}
+		r.workspaceReadable(hook)
 	}
 	switch {
 	case errors.Is(err, snapshot.ErrWorkspaceNotOwned) || errors.Is(err, snapshot.ErrWorkspaceUnreadable):
 		return r.workspaceRefused(ctx, hook, err, interval)
 	case err == nil && !out.Skipped:
+		r.took.Store(req.NamespacedName, taken{at: now, seq: out.Checkpoint.Spec.Seq})
 		return ctrl.Result{RequeueAfter: interval}, nil
 	case err == nil:
 		// The Hook Take read, not the cached one: its last checkpoint is
@@ -128,7 +139,7 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 		if fresh == nil {
 			fresh = hook
 		}
-		if freshDue := IntervalDue(fresh, interval); now.Before(freshDue) {
+		if freshDue := r.due(fresh, interval); now.Before(freshDue) {
 			// The cached Hook was behind: a checkpoint was taken since,
 			// so this look came early. It is not a look.
 			return ctrl.Result{RequeueAfter: freshDue.Sub(now)}, nil
@@ -136,11 +147,10 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 		last, first := "", true
 		if lc := fresh.Status.LastCheckpoint; lc != nil {
 			last = lc.Name
-			first = fresh.Status.IntervalCheckedAt == nil || !fresh.Status.IntervalCheckedAt.After(lc.Time.Time)
+			looked := r.lastLook(fresh)
+			first = looked.IsZero() || !looked.After(lc.Time.Time)
 		}
-		if werr := r.markChecked(ctx, req.NamespacedName, now); werr != nil {
-			return ctrl.Result{}, werr
-		}
+		r.looks.post(req.NamespacedName, now, nil)
 		// Only the first unchanged look after a checkpoint is an Event: one
 		// every interval for every idle Hook would bury the Events people
 		// look for. status.intervalCheckedAt records every look.
@@ -155,9 +165,7 @@ func (r *IntervalCheckpointReconciler) Reconcile(ctx context.Context, req ctrl.R
 			// The watch event of the newer version brings it back.
 			return ctrl.Result{}, nil
 		}
-		if werr := r.markChecked(ctx, req.NamespacedName, now); werr != nil {
-			return ctrl.Result{}, werr
-		}
+		r.looks.post(req.NamespacedName, now, nil)
 		r.Events.Eventf(hook, nil, corev1.EventTypeWarning, "CheckpointFailed", "Checkpoint", "interval checkpoint failed: %v", err)
 		return ctrl.Result{RequeueAfter: interval}, nil
 	}
@@ -194,45 +202,76 @@ func (r *IntervalCheckpointReconciler) workspaceRefused(ctx context.Context, hoo
 	}
 	msg := fmt.Sprintf("the operator takes no interval checkpoints of this Hook: %v. The agent's verbs (step begin, step done, tether checkpoint) "+
 		"still checkpoint the workspace as its owner; to have the operator take them too, run it as the workspace's owner", cause)
-	changed, err := r.setCondition(ctx, hook, metav1.Condition{Type: ConditionIntervalCheckpoints, Status: metav1.ConditionFalse, Reason: reason, Message: msg})
-	if err != nil {
-		return ctrl.Result{}, err
+	// The condition as stored, or as posted and not stored yet, tells
+	// whether this is news.
+	stored := &v1.Hook{}
+	if err := r.uncached().Get(ctx, client.ObjectKeyFromObject(hook), stored); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	if changed {
+	old := r.looks.condition(stored)
+	if old == nil || old.Status != metav1.ConditionFalse || old.Reason != reason {
 		r.Events.Eventf(hook, nil, corev1.EventTypeWarning, reason, "Checkpoint", "%s", msg)
 	}
-	if err := r.markChecked(ctx, client.ObjectKeyFromObject(hook), r.now()); err != nil {
-		return ctrl.Result{}, err
-	}
+	r.looks.post(client.ObjectKeyFromObject(hook), r.now(),
+		&metav1.Condition{Type: ConditionIntervalCheckpoints, Status: metav1.ConditionFalse, Reason: reason, Message: msg})
 	return ctrl.Result{RequeueAfter: interval}, nil
 }
 
 // workspaceReadable turns a False IntervalCheckpoints condition True
 // once the workspace could be read again.
-func (r *IntervalCheckpointReconciler) workspaceReadable(ctx context.Context, hook *v1.Hook) error {
-	if c := meta.FindStatusCondition(hook.Status.Conditions, ConditionIntervalCheckpoints); c == nil || c.Status != metav1.ConditionFalse {
-		return nil
+func (r *IntervalCheckpointReconciler) workspaceReadable(hook *v1.Hook) {
+	if c := r.looks.condition(hook); c == nil || c.Status != metav1.ConditionFalse {
+		return
 	}
-	_, err := r.setCondition(ctx, hook, metav1.Condition{Type: ConditionIntervalCheckpoints, Status: metav1.ConditionTrue, Reason: ReasonWorkspaceReadable,
-		Message: "the operator can read the workspace and takes its interval checkpoints"})
-	return err
+	r.looks.post(client.ObjectKeyFromObject(hook), time.Time{}, &metav1.Condition{Type: ConditionIntervalCheckpoints, Status: metav1.ConditionTrue,
+		Reason: ReasonWorkspaceReadable, Message: "the operator can read the workspace and takes its interval checkpoints"})
 }
 
-// setCondition sets cond on the Hook's status and tells whether its
-// status or reason changed.
-func (r *IntervalCheckpointReconciler) setCondition(ctx context.Context, hook *v1.Hook, cond metav1.Condition) (bool, error) {
-	c := r.Client
-	if r.Reader != nil {
-		c = uncached{Client: r.Client, reader: r.Reader}
+// due is when hook's next interval checkpoint is due, counting a look
+// posted to the Hook reconciler and a checkpoint taken that the Hook's
+// status does not record yet.
+func (r *IntervalCheckpointReconciler) due(hook *v1.Hook, interval time.Duration) time.Time {
+	key := client.ObjectKeyFromObject(hook)
+	due := IntervalDue(hook, interval)
+	if look, ok := r.looks.pending(key); ok && !look.at.IsZero() && look.at.Add(interval).After(due) {
+		due = look.at.Add(interval)
 	}
-	changed := false
-	_, err := hookwrite.UpdateStatus(ctx, c, client.ObjectKeyFromObject(hook), func(h *v1.Hook) (bool, error) {
-		old := meta.FindStatusCondition(h.Status.Conditions, cond.Type)
-		changed = old == nil || old.Status != cond.Status || old.Reason != cond.Reason
-		cond.ObservedGeneration = h.Generation
-		return meta.SetStatusCondition(&h.Status.Conditions, cond), nil
-	})
-	return changed, client.IgnoreNotFound(err)
+	if v, ok := r.took.Load(key); ok {
+		t := v.(taken)
+		if lc := hook.Status.LastCheckpoint; lc != nil && lc.Seq >= t.seq {
+			r.took.Delete(key) // recorded
+		} else if at := t.at.Add(interval); at.After(due) {
+			due = at
+		}
+	}
+	return due
+}
+
+// taken is a checkpoint the interval reconciler took: when, and its number.
+type taken struct {
+	at  time.Time
+	seq int64
+}
+
+// lastLook is when the interval reconciler last looked at hook's workspace
+// and took nothing, stored or posted; zero for never.
+func (r *IntervalCheckpointReconciler) lastLook(hook *v1.Hook) time.Time {
+	var t time.Time
+	if hook.Status.IntervalCheckedAt != nil {
+		t = hook.Status.IntervalCheckedAt.Time
+	}
+	if look, ok := r.looks.pending(client.ObjectKeyFromObject(hook)); ok && look.at.After(t) {
+		t = look.at
+	}
+	return t
+}
+
+// uncached is the client the reconciler reads the stored Hook with.
+func (r *IntervalCheckpointReconciler) uncached() client.Client {
+	if r.Reader != nil {
+		return uncached{Client: r.Client, reader: r.Reader}
+	}
+	return r.Client
 }
 
 // IntervalDue is when hook's next interval checkpoint is due: interval
@@ -251,20 +290,6 @@ func IntervalDue(hook *v1.Hook, interval time.Duration) time.Time {
 		base = st.IntervalCheckedAt.Time
 	}
 	return base.Add(interval)
-}
-
-// markChecked records that the interval checkpoint looked at the workspace
-// at t and took nothing, so the next look is an interval later.
-func (r *IntervalCheckpointReconciler) markChecked(ctx context.Context, key client.ObjectKey, t time.Time) error {
-	c := r.Client
-	if r.Reader != nil {
-		c = uncached{Client: r.Client, reader: r.Reader}
-	}
-	_, err := hookwrite.UpdateStatus(ctx, c, key, func(h *v1.Hook) (bool, error) {
-		h.Status.IntervalCheckedAt = &metav1.Time{Time: t}
-		return true, nil
-	})
-	return client.IgnoreNotFound(err)
 }
 
 func (r *IntervalCheckpointReconciler) now() time.Time {

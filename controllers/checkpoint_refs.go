@@ -21,7 +21,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // refLookMaxAge is how long one look at a workspace's checkpoint refs

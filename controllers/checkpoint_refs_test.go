@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // TestRefLooksShareOneLookPerWorkspace: the Checkpoints of a workspace

@@ -14,9 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package controllers holds tether's reconcilers: one per concern (hook,
-// worker, checkpoint, retention). They run unchanged on the local file store
-// and on a Kubernetes cluster.
+// Package controllers holds tether's reconcilers, one per concern and all
+// registered by SetupAll: hook, worker, checkpoint (and the interval
+// checkpoints, on a queue of their own), retention, and notify when
+// notifiers are configured. They see only a Manager, so they run unchanged
+// on the local file store and on a Kubernetes cluster.
+//
+// Each object has one writer among them, and a reconciler reacts to
+// another's kind through a watch: the Hook reconciler alone writes a
+// Hook's status (the interval reconciler creates Checkpoints and posts its
+// looks to it, the Worker reconciler posts a process's exit to it), the
+// Worker reconciler a Worker's. What they decide is a pure function of
+// internal/hook/hookfsm and internal/worker/workerfsm (whose AssigneeLost
+// is the one rule for a lost assignee).
 package controllers
 
 // The permissions the manager needs in cluster mode, and no more: each

@@ -31,7 +31,7 @@ import (
 // store it: the crash record with the Hooks the dead process held, at the
 // generations read through the API reader after the exit. The Hook
 // reconciler judges a Hook on it by the same rule as on the stored Worker
-// (assigneeLost), so it frees the Hook while the Worker's own write is
+// (workerfsm.AssigneeLost), so it frees the Hook while the Worker's own write is
 // still in flight, and the crash costs one write before the assignee is
 // cleared instead of two in a row.
 //

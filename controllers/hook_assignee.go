@@ -30,6 +30,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/metrics"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 // HookAssigneeField indexes Hooks in the cache by spec.assignee, so that a
@@ -53,58 +54,6 @@ type assigneeLoss struct {
 	worker, why string
 }
 
-// assigneeLost tells whether hook's assignee, the Worker w (nil when there
-// is none), has lost it, and why. It is the whole rule, decided from the
-// two objects' current state:
-//
-//   - a Worker whose spec.clearAssigneeOnCrash is false keeps its Hooks;
-//   - a Worker being deleted, or in a phase with no live process (Crashed,
-//     CrashLoop, Stopped, Lost), has lost every Hook it holds;
-//   - a Worker whose process died and was restarted in the same status
-//     write is Running again: it has lost the Hooks a crash record lists
-//     at the generation they still have. Claiming changes a Hook's
-//     generation, so a Hook claimed after the crash is kept.
-//
-// A Worker that does not exist is not judged: a Hook may name a Worker
-// that is yet to be created, and a deleted Worker's finalizer waits until
-// its Hooks are freed.
-func assigneeLost(hook *v1.Hook, w *v1.Worker) (bool, string) {
-	if hook.Spec.Assignee == "" || w == nil || w.Name != hook.Spec.Assignee || !clearsAssignee(w) {
-		return false, ""
-	}
-	if !w.DeletionTimestamp.IsZero() {
-		return true, "the worker was deleted"
-	}
-	if w.Status.Phase.Dead() {
-		why := "the worker is " + string(w.Status.Phase)
-		if n := len(w.Status.Crashes); n > 0 {
-			why += ": " + describeCrash(&w.Status.Crashes[n-1])
-		}
-		return true, why
-	}
-	for i := len(w.Status.Crashes) - 1; i >= 0; i-- {
-		rec := &w.Status.Crashes[i]
-		for _, held := range rec.Held {
-			if held.Name == hook.Name && held.Generation == hook.Generation {
-				return true, describeCrash(rec) + "; it was restarted"
-			}
-		}
-	}
-	return false, ""
-}
-
-// describeCrash says how a crash record's process died.
-func describeCrash(rec *v1.CrashRecord) string {
-	how := rec.Reason
-	switch {
-	case rec.ExitCode != nil:
-		how = fmt.Sprintf("exited with code %d", *rec.ExitCode)
-	case rec.Signal != nil:
-		how = fmt.Sprintf("killed by signal %d", *rec.Signal)
-	}
-	return fmt.Sprintf("pid %d %s at %s", rec.PID, how, rec.Time.UTC().Format("15:04:05"))
-}
-
 // checkAssignee returns the Hook to reconcile and, if its assignee lost it,
 // why. The cached Hook and Worker only say whether to look closer: a loss
 // is confirmed on both objects read around the cache, so that a Hook
@@ -122,7 +71,7 @@ func (r *HookReconciler) checkAssignee(ctx context.Context, cached *v1.Hook) (*v
 	// the Hook carry the cached resourceVersion, so a claim made since makes
 	// them conflict and the Hook is judged again on its new version.
 	if noticed := r.exits.lookup(wkey); noticed != nil {
-		if lost, why := assigneeLost(cached, noticed); lost {
+		if lost, why := workerfsm.AssigneeLost(cached, noticed); lost {
 			return cached, &assigneeLoss{worker: noticed.Name, why: why}, nil
 		}
 	}
@@ -130,7 +79,7 @@ func (r *HookReconciler) checkAssignee(ctx context.Context, cached *v1.Hook) (*v
 	if err := r.Client.Get(ctx, wkey, w); err != nil {
 		return cached, nil, client.IgnoreNotFound(err)
 	}
-	if lost, _ := assigneeLost(cached, w); !lost {
+	if lost, _ := workerfsm.AssigneeLost(cached, w); !lost {
 		return cached, nil, nil
 	}
 	live := &v1.Hook{}
@@ -151,7 +100,7 @@ func (r *HookReconciler) checkAssignee(ctx context.Context, cached *v1.Hook) (*v
 		// Gone since the cache saw it dead: it was deleted.
 		return live, &assigneeLoss{worker: wkey.Name, why: "the worker was deleted"}, nil
 	}
-	lost, why := assigneeLost(live, lw)
+	lost, why := workerfsm.AssigneeLost(live, lw)
 	if !lost {
 		return live, nil, nil
 	}

@@ -49,8 +49,9 @@ const HookControllerName = "tether-hook-controller"
 // Hook whose heartbeat is overdue to recovering at exactly the due time,
 // frees a Hook whose assignee died (it watches Workers), keeps the Ready,
 // Stale, Recovering and HistoryConsistent conditions (checking the status
-// against a replay of its history), and regenerates the recovery file on
-// every change.
+// against a replay of its history), records the Hook's newest Checkpoint
+// and the interval reconciler's looks, and regenerates the recovery file
+// on every change. It is the one controller that writes a Hook's status.
 type HookReconciler struct {
 	// Client reads Hooks and Workers (from the cache) and writes Hooks.
 	Client client.Client
@@ -78,6 +79,9 @@ type HookReconciler struct {
 	// exits are the Worker reconciler's crashes not yet stored; nil when
 	// no Worker reconciler runs beside this one.
 	exits *exitNotices
+	// looks are the interval reconciler's looks not yet stored; nil when
+	// none runs beside this one.
+	looks *intervalLooks
 }
 
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=get;list;watch;update
@@ -94,6 +98,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if err := r.Client.Get(ctx, req.NamespacedName, hook); err != nil {
 		if apierrors.IsNotFound(err) {
 			r.receipts.forget(req.NamespacedName)
+			r.looks.forget(req.NamespacedName)
 			return ctrl.Result{}, r.removeRecoveryFile(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, err
@@ -108,6 +113,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	s := &hookScope{hook: hook, orig: hook.Status.DeepCopy(), now: r.now(), eff: r.Config.Effective(&hook.Spec)}
 	phases := []func(context.Context, *hookScope) error{
 		r.reconcileInitialize,
+		r.reconcileCheckpoints,
 		r.reconcileAssignee(loss),
 		r.reconcileStale,
 		r.reconcileHistory,
@@ -146,6 +152,9 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		if !s.staleDue.IsZero() {
 			metrics.StaleDetected(s.staleDue, r.now())
 		}
+	}
+	if s.look != nil {
+		r.looks.stored(req.NamespacedName, *s.look)
 	}
 	if loss != nil {
 		if err := r.freeAssignee(ctx, hook, loss); err != nil {
@@ -220,6 +229,9 @@ func (r *HookReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) error 
 		WithOptions(controller.Options{SkipNameValidation: &skipNameValidation, MaxConcurrentReconciles: hookReconcilers})
 	if r.exits != nil {
 		b = b.WatchesRawSource(source.Channel(r.exits.hooks, &handler.EnqueueRequestForObject{}))
+	}
+	if r.looks != nil {
+		b = b.WatchesRawSource(source.Channel(r.looks.hooks, &handler.EnqueueRequestForObject{}))
 	}
 	return complete(b, r)
 }

@@ -53,6 +53,9 @@ type hookScope struct {
 	staleDue time.Time
 	// history lists the status fields that disagree with the history.
 	history []hookfsm.Disagreement
+	// look is the interval reconciler's look this reconcile stores; nil
+	// for none.
+	look *intervalLook
 }
 
 type pendingEvent = hookwrite.Event

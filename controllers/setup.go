@@ -64,6 +64,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		return errors.New("controllers.SetupAll: Options.Config is required")
 	}
 	exits := newExitNotices()
+	looks := newIntervalLooks()
 	hooks := &HookReconciler{
 		Client:           mgr.GetClient(),
 		Reader:           mgr.GetAPIReader(),
@@ -73,6 +74,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 		RecoveryFileBase: opts.RecoveryFileBase,
 		Evidence:         opts.Evidence,
 		exits:            exits,
+		looks:            looks,
 	}
 	if err := hooks.setup(mgr, opts.SkipNameValidation); err != nil {
 		return err
@@ -80,7 +82,7 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	if err := setupWorker(mgr, opts.Worker, exits, opts.SkipNameValidation); err != nil {
 		return err
 	}
-	if err := setupCheckpoints(mgr, opts); err != nil {
+	if err := setupCheckpoints(mgr, opts, looks); err != nil {
 		return err
 	}
 	if err := metrics.Setup(mgr); err != nil {

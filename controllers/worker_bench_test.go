@@ -34,6 +34,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 	"github.com/tether-dev/tether/internal/worker/supervise"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 // crashLatencies are the delays from a kill to each effect, one per kill.
@@ -193,7 +194,7 @@ func pollingSupervisor(ctx context.Context, c client.Client, starts *testsupport
 			continue
 		}
 		if err := write(func(w *v1.Worker) {
-			appendCrash(&w.Status, v1.CrashRecord{Time: metav1.Now(), PID: int32(id.PID), Reason: supervise.ReasonVanished})
+			workerfsm.AppendCrash(&w.Status, v1.CrashRecord{Time: metav1.Now(), PID: int32(id.PID), Reason: supervise.ReasonVanished})
 		}); err != nil {
 			return err
 		}

@@ -303,7 +303,9 @@ func (r *WorkerReconciler) refuseProcess(ctx context.Context, w *v1.Worker) erro
 	msg := fmt.Sprintf("this operator runs no processes of its own: %s would run inside its container and log to its filesystem. "+
 		"Use spec.template to run the agent as a Pod, or run tether run --cluster with --worker-log-dir where processes may run", field)
 	first := readyReason(w) != ReasonProcessesUnsupported
-	setPhase(&w.Status, workerfsm.Unsupported)
+	if err := workerfsm.Apply(&w.Status, workerfsm.Unsupported); err != nil {
+		return r.refuseTransition(ctx, w, err)
+	}
 	if err := r.writeStatusIfChanged(ctx, w, condition(v1.ConditionReady, metav1.ConditionFalse, ReasonProcessesUnsupported, msg)); err != nil {
 		return err
 	}
@@ -364,21 +366,35 @@ func (r *WorkerReconciler) finalize(ctx context.Context, w *v1.Worker) error {
 	}
 	r.procs.forgetAll(key)
 	r.exits.forget(key)
-	if clearsAssignee(w) {
-		// The Hook reconciler frees the Hooks of a Worker being deleted; the
-		// deletion waits for it, so that it sees the Worker go. The Hook
-		// watch brings the Worker back here once they are freed.
-		held, err := r.heldHooks(ctx, w)
-		if err != nil {
-			return err
-		}
-		if len(held) > 0 {
-			logr.FromContextOrDiscard(ctx).V(1).Info("waiting for the hook controller to free the worker's hooks", "hooks", heldNames(held))
-			return nil
-		}
+	// The Hook reconciler frees the Hooks a Worker being deleted has lost;
+	// the deletion waits for it, so that it sees the Worker go. The Hook
+	// watch brings the Worker back here once they are freed.
+	lost, err := r.hooksLost(ctx, w)
+	if err != nil {
+		return err
+	}
+	if len(lost) > 0 {
+		logr.FromContextOrDiscard(ctx).V(1).Info("waiting for the hook controller to free the worker's hooks", "hooks", lost)
+		return nil
 	}
 	controllerutil.RemoveFinalizer(w, WorkerFinalizer)
 	return r.client.Update(ctx, w)
+}
+
+// hooksLost names the Hooks that w has lost by workerfsm.AssigneeLost,
+// read around the cache: those the Hook reconciler is yet to free.
+func (r *WorkerReconciler) hooksLost(ctx context.Context, w *v1.Worker) ([]string, error) {
+	hooks := &v1.HookList{}
+	if err := r.reader.List(ctx, hooks, client.InNamespace(w.Namespace)); err != nil {
+		return nil, fmt.Errorf("listing the hooks of worker %s: %w", w.Name, err)
+	}
+	var lost []string
+	for i := range hooks.Items {
+		if l, _ := workerfsm.AssigneeLost(&hooks.Items[i], w); l {
+			lost = append(lost, hooks.Items[i].Name)
+		}
+	}
+	return lost, nil
 }
 
 // workerOfHook maps a Hook to the Worker it names as assignee while that

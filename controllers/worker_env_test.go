@@ -35,8 +35,8 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
+	"github.com/tether-dev/tether/internal/hook/claim"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
-	"github.com/tether-dev/tether/internal/worker/claim"
 )
 
 // TestWorkerEnvironment checks the tether environment of a launched agent:

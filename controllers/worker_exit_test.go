@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -214,4 +215,53 @@ func logDir(t *testing.T) string {
 		t.Errorf("removing %s: %v", dir, os.RemoveAll(dir))
 	})
 	return dir
+}
+
+// An exit in a phase that admits none (status.phase edited by hand while
+// the process ran) is no reconcile error and not dropped silently: the
+// status records the exit and keeps the phase, no successor is started,
+// and the Ready condition and a Warning Event say why.
+func TestHandleExitInAPhaseSetByHand(t *testing.T) {
+	for _, phase := range []v1.WorkerPhase{v1.WorkerCrashed, v1.WorkerCrashLoop, v1.WorkerStopped, ""} {
+		t.Run(string(phase), func(t *testing.T) {
+			r, gate, w, exit := exitFixture(t, nil)
+			launched := gate.started
+			gate.started = t.TempDir() // exists: the read of the Hooks held waits for no launch
+			ctx := context.Background()
+			w.Status.Phase = phase
+			if err := r.client.Status().Update(ctx, w); err != nil {
+				t.Fatal(err)
+			}
+			if err := handleTrackedExit(ctx, r, w, exit, true); err != nil {
+				t.Fatalf("handleExit = %v; want no reconcile error", err)
+			}
+			got := &v1.Worker{}
+			if err := r.client.Get(ctx, client.ObjectKeyFromObject(w), got); err != nil {
+				t.Fatal(err)
+			}
+			if got.Status.Phase != phase || got.Status.PID != 0 || len(got.Status.Crashes) != 1 || got.Status.Crashes[0].Restarted || got.Status.Restarts != 0 {
+				t.Fatalf("phase %q pid %d restarts %d crashes %+v; want phase %q kept, the process cleared, one crash not restarted",
+					got.Status.Phase, got.Status.PID, got.Status.Restarts, got.Status.Crashes, phase)
+			}
+			ready := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionReady)
+			if ready == nil || ready.Reason != ReasonInvalidTransition || !strings.Contains(ready.Message, "worker event crash") {
+				t.Fatalf("Ready = %+v; want reason %s naming the event", ready, ReasonInvalidTransition)
+			}
+			rec := r.recorder.(*events.FakeRecorder)
+			select {
+			case e := <-rec.Events:
+				if !strings.Contains(e, "Warning "+ReasonInvalidTransition) {
+					t.Fatalf("event %q; want a Warning %s", e, ReasonInvalidTransition)
+				}
+			default:
+				t.Fatal("no Event recorded")
+			}
+			if _, err := os.Stat(launched); err == nil {
+				t.Fatal("a successor was launched")
+			}
+			if p, ok := r.procs.get(client.ObjectKeyFromObject(w)); ok {
+				t.Fatalf("proc table still follows %+v", p)
+			}
+		})
+	}
 }

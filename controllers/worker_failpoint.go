@@ -1,3 +1,5 @@
+//go:build tetherfailpoints
+
 /*
 Copyright 2026 The tether authors.
 
@@ -21,17 +23,11 @@ import (
 	"strconv"
 )
 
-// FailpointRestartedEnv names a file. When it is set in `tether run`'s
-// environment, the Worker reconciler writes the PID of a process it has
-// just started after a crash to that file and then never records the crash:
-// the reconcile blocks until the process is killed. The end-to-end test
-// that kills tether run between a restart and its record uses it.
-const FailpointRestartedEnv = "TETHER_FAILPOINT_RESTARTED"
-
 var failpointRestartedFile = os.Getenv(FailpointRestartedEnv)
 
 // failpointRestarted holds the reconcile forever after the restart l when
-// FailpointRestartedEnv is set.
+// FailpointRestartedEnv is set: it writes l's PID to the file the variable
+// names and never returns, so the crash is never recorded.
 func failpointRestarted(l *launched) {
 	if failpointRestartedFile == "" {
 		return

@@ -881,3 +881,46 @@ func TestWorkerStrayPods(t *testing.T) {
 		t.Errorf("worker status changed by the strays: pod %q, crashes %+v", got.Status.PodName, got.Status.Crashes)
 	}
 }
+
+// TestWorkerPodRunningInAPhaseSetByHand: a Pod that starts running while
+// status.phase was edited by hand to one it cannot start from is no
+// reconcile error and not dropped silently: the phase is kept, and the
+// Ready condition and a Warning Event say that the transition was refused.
+func TestWorkerPodRunningInAPhaseSetByHand(t *testing.T) {
+	env := startPodWorkers(t)
+	c := env.Client
+	ctx := context.Background()
+	if err := c.Create(ctx, podWorker("edited", 3)); err != nil {
+		t.Fatal(err)
+	}
+	waitPodWorker(t, c, "edited", "with pod edited-0", func(w *v1.Worker) bool { return w.Status.PodName == "edited-0" })
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		w := &v1.Worker{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: "edited"}, w); err != nil {
+			return err
+		}
+		w.Status.Phase = v1.WorkerStopped
+		return c.Status().Update(ctx, w)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	kubelet(t, c, "edited-0", corev1.PodRunning, "", running())
+	w := waitPodWorker(t, c, "edited", "refusing started in Stopped", func(w *v1.Worker) bool {
+		ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+		return ready != nil && ready.Reason == controllers.ReasonInvalidTransition
+	})
+	ready := meta.FindStatusCondition(w.Status.Conditions, v1.ConditionReady)
+	if w.Status.Phase != v1.WorkerStopped || !strings.Contains(ready.Message, "worker event started is not valid in phase Stopped") {
+		t.Fatalf("phase %s, Ready %+v; want Stopped kept and the refused event named", w.Status.Phase, ready)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(podEvents(t, c, "edited", controllers.ReasonInvalidTransition)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no Warning Event %s", controllers.ReasonInvalidTransition)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if started := podEvents(t, c, "edited", controllers.EventWorkerStarted); len(started) != 0 {
+		t.Fatalf("a %s Event for a start the phase table refused: %+v", controllers.EventWorkerStarted, started)
+	}
+}

@@ -90,7 +90,9 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 	if w.Status.Phase == v1.WorkerRestarting && w.Spec.Adopt != nil {
 		// An adopted process is only watched (docs/workers.md): a restart
 		// request, which `tether worker restart` refuses, never stops it.
-		setPhase(&w.Status, workerfsm.Started)
+		if err := workerfsm.Apply(&w.Status, workerfsm.Started); err != nil {
+			return r.refuseTransition(ctx, w, err)
+		}
 		return r.writeStatus(ctx, w)
 	}
 	if w.Status.Phase == v1.WorkerRestarting {
@@ -99,7 +101,9 @@ func (r *WorkerReconciler) reconcileProcess(ctx context.Context, w *v1.Worker) e
 		r.procs.markRequested(key, id)
 		return r.stop(w, id)
 	}
-	setPhase(&w.Status, workerfsm.Alive)
+	if err := workerfsm.Apply(&w.Status, workerfsm.Alive); err != nil {
+		return r.refuseTransition(ctx, w, err)
+	}
 	return r.writeStatusIfChanged(ctx, w)
 }
 
@@ -121,10 +125,7 @@ func restartPlan(w *v1.Worker) *v1.Worker {
 // The reconcile then writes the crash record with this process, or, when
 // this returns nil, decides itself.
 func (r *WorkerReconciler) restartAtExit(plan *v1.Worker, exit supervise.Exit) *launched {
-	if exit.Reason == supervise.ReasonExited && exit.ExitCode == 0 {
-		return nil
-	}
-	if Decide(&plan.Spec, &plan.Status, r.now()) != ActionRestart {
+	if action, err := workerfsm.Plan(&plan.Spec, &plan.Status, processEnd(exit), r.now()); err != nil || action != workerfsm.ActionRestart {
 		return nil
 	}
 	l, err := r.launch(context.Background(), plan, true, false)
@@ -304,16 +305,12 @@ func (r *WorkerReconciler) abandon(l *launched) {
 	}
 }
 
-func (r *WorkerReconciler) recordProcess(w *v1.Worker, id supervise.Identity, logFile, tmux string) {
-	st := &w.Status
-	st.PID, st.ProcessStartTicks, st.BootID, st.Host = int32(id.PID), id.StartTicks, id.BootID, r.host
-	st.LogFile, st.TmuxSession = logFile, tmux
-	t := metav1.NewTime(r.now())
-	st.StartedAt = &t
-}
-
-func clearProcess(st *v1.WorkerStatus) {
-	st.PID, st.ProcessStartTicks, st.BootID, st.StartedAt = 0, 0, "", nil
+// process is what status records of the process id on this host, started now.
+func (r *WorkerReconciler) process(id supervise.Identity, logFile, tmux string) *workerfsm.Process {
+	return &workerfsm.Process{
+		PID: int32(id.PID), StartTicks: id.StartTicks, BootID: id.BootID, Host: r.host,
+		LogFile: logFile, TmuxSession: tmux, StartedAt: metav1.NewTime(r.now()),
+	}
 }
 
 // start launches spec.command or adopts spec.adopt.pid.
@@ -325,8 +322,10 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 		if err != nil {
 			return r.startFailed(ctx, w, fmt.Errorf("adopting pid %d: %w", w.Spec.Adopt.PID, err))
 		}
-		r.recordProcess(w, id, w.Status.LogFile, "")
-		setPhase(&w.Status, workerfsm.Started)
+		r.process(id, w.Status.LogFile, "").Record(&w.Status)
+		if err := workerfsm.Apply(&w.Status, workerfsm.Started); err != nil {
+			return r.refuseTransition(ctx, w, err)
+		}
 		if err := r.writeStatus(ctx, w); err != nil {
 			return err
 		}
@@ -337,8 +336,11 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 	if err != nil {
 		return r.startFailed(ctx, w, fmt.Errorf("launching %q: %w", w.Spec.Command[0], err))
 	}
-	r.recordProcess(w, l.id, l.logFile, l.tmux)
-	setPhase(&w.Status, workerfsm.Started)
+	r.process(l.id, l.logFile, l.tmux).Record(&w.Status)
+	if err := workerfsm.Apply(&w.Status, workerfsm.Started); err != nil {
+		r.abandon(l)
+		return r.refuseTransition(ctx, w, err)
+	}
 	if manual {
 		w.Status.Restarts++
 	}
@@ -354,8 +356,10 @@ func (r *WorkerReconciler) start(ctx context.Context, w *v1.Worker) error {
 }
 
 func (r *WorkerReconciler) startFailed(ctx context.Context, w *v1.Worker, cause error) error {
-	clearProcess(&w.Status)
-	setPhase(&w.Status, workerfsm.StartFailed)
+	workerfsm.ClearProcess(&w.Status)
+	if err := workerfsm.Apply(&w.Status, workerfsm.StartFailed); err != nil {
+		return r.refuseTransition(ctx, w, err)
+	}
 	if err := r.writeStatus(ctx, w, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", cause.Error())); err != nil {
 		return err
 	}
@@ -363,83 +367,10 @@ func (r *WorkerReconciler) startFailed(ctx context.Context, w *v1.Worker, cause 
 	return nil
 }
 
-// handleExit handles the end of p, the process recorded in w's status,
-// once. A crash is restarted before it is recorded: the new process starts
-// as soon as the exit is seen, and the crash record, the restart and the
-// new PID follow in one status write, guarded by resourceVersion, so a
-// second attempt on a stale copy fails. Until that write succeeds the new
-// process is kept in p.next and every retry records that same process; if
-// tether run dies in between, the next run finds the process by its launch
-// token (findLaunched) and records the crash and the restart then.
-func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc) error {
-	key := client.ObjectKeyFromObject(w)
-	log := logr.FromContextOrDiscard(ctx)
-	exit := *p.exit
-	if p.requested {
-		clearProcess(&w.Status)
-		if w.Status.Phase == v1.WorkerRestarting {
-			if err := r.start(ctx, w); err != nil {
-				return err
-			}
-			if st := w.Status.StartedAt; st != nil && w.Status.PID != 0 {
-				metrics.WorkerRestartLatency.Observe(max(0, st.Sub(exit.Time).Seconds()))
-			}
-			r.procs.forget(key, exit.Identity)
-			return nil
-		}
-		setPhase(&w.Status, workerfsm.Stopped)
-		if err := r.writeStatus(ctx, w); err != nil {
-			return err
-		}
-		r.procs.forget(key, exit.Identity)
-		return nil
-	}
-	clean := exit.Reason == supervise.ReasonExited && exit.ExitCode == 0
-	action := Decide(&w.Spec, &w.Status, r.now())
-	if clean {
-		action = ActionNone
-	}
-	// The Hooks held are read around the cache, which reads the store,
-	// while the new process starts: the record needs both and neither
-	// waits for the other, so the restart is not delayed by the read.
-	type heldRead struct {
-		held []v1.HeldHook
-		err  error
-	}
-	reading := make(chan heldRead, 1)
-	go func() {
-		held, err := r.heldHooks(ctx, w)
-		reading <- heldRead{held, err}
-	}()
-	l := p.next
-	if l == nil && !clean && !p.seenAlive {
-		// This run never saw the process running: an earlier run may have
-		// restarted it and died before the record.
-		l = r.findLaunched(ctx, w, true)
-	}
-	var launchErr error
-	if l == nil && action == ActionRestart {
-		if l, launchErr = r.launch(ctx, w, true, false); launchErr != nil {
-			action = ActionNone
-		} else {
-			failpointRestarted(l)
-		}
-	}
-	if l != nil {
-		// Whatever the budget says now, a process runs for this restart:
-		// recording it is the truth, and its crash counts like any other.
-		action = ActionRestart
-		r.procs.setNext(key, exit.Identity, l)
-	}
-	read := <-reading
-	if read.err != nil {
-		return read.err
-	}
-	held := read.held
-	rec := v1.CrashRecord{
-		Time: metav1.NewTime(exit.Time), PID: int32(exit.Identity.PID), Reason: exit.Reason,
-		Hook: heldNames(held), Held: held,
-	}
+// processEnd is the exit of a process in the terms of workerfsm: its crash
+// record without the Hooks held, and whether it was clean.
+func processEnd(exit supervise.Exit) workerfsm.End {
+	rec := v1.CrashRecord{Time: metav1.NewTime(exit.Time), PID: int32(exit.Identity.PID), Reason: exit.Reason}
 	switch exit.Reason {
 	case supervise.ReasonExited:
 		code := int32(exit.ExitCode)
@@ -448,67 +379,172 @@ func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc)
 		sig := int32(exit.Signal)
 		rec.Signal = &sig
 	}
-	rec.Restarted = l != nil
-	clearProcess(&w.Status)
-	if !clean {
-		appendCrash(&w.Status, rec)
+	return workerfsm.End{Record: rec, Clean: exit.Reason == supervise.ReasonExited && exit.ExitCode == 0}
+}
+
+// heldRead is the result of reading the Hooks a Worker holds.
+type heldRead struct {
+	held []v1.HeldHook
+	err  error
+}
+
+// readHeld reads the Hooks w holds in the background (heldHooks).
+func (r *WorkerReconciler) readHeld(ctx context.Context, w *v1.Worker) <-chan heldRead {
+	reading := make(chan heldRead, 1)
+	go func() {
+		held, err := r.heldHooks(ctx, w)
+		reading <- heldRead{held, err}
+	}()
+	return reading
+}
+
+// handleExit handles the end of p, the process recorded in w's status,
+// once. It only does the I/O: workerfsm decides the restart (Plan) and the
+// status after the exit (Exit). A crash is restarted before it is
+// recorded: the new process starts as soon as the exit is seen, and the
+// crash record, the restart and the new PID follow in one status write,
+// guarded by resourceVersion, so a second attempt on a stale copy fails.
+// Until that write succeeds the new process is kept in p.next and every
+// retry records that same process; if tether run dies in between, the next
+// run finds the process by its launch token (findLaunched) and records the
+// crash and the restart then.
+func (r *WorkerReconciler) handleExit(ctx context.Context, w *v1.Worker, p proc) error {
+	exit := *p.exit
+	if p.requested {
+		return r.handleRequestedExit(ctx, w, exit)
 	}
-	var extra []metav1.Condition
-	restarted := !clean && l != nil
-	if restarted {
-		r.recordProcess(w, l.id, l.logFile, l.tmux)
+	key := client.ObjectKeyFromObject(w)
+	end, now := processEnd(exit), r.now()
+	action, planErr := workerfsm.Plan(&w.Spec, &w.Status, end, now)
+	// The Hooks held are read around the cache, which reads the store,
+	// while the new process starts: the record needs both and neither
+	// waits for the other, so the restart is not delayed by the read.
+	reading := r.readHeld(ctx, w)
+	l, launchErr := r.successor(ctx, w, p, end.Clean, action, planErr)
+	if l != nil {
+		r.procs.setNext(key, exit.Identity, l)
 	}
-	endPhase(&w.Status, clean, restarted, action)
-	switch {
-	case restarted:
-		w.Status.Restarts++
-	case !clean && action != ActionNotifyOnly && launchErr != nil:
-		extra = append(extra, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", launchErr.Error()))
+	read := <-reading
+	if read.err != nil {
+		return read.err
 	}
+	end.Record.Hook, end.Record.Held = heldNames(read.held), read.held
+	var next *workerfsm.Successor
+	if l != nil {
+		next = &workerfsm.Successor{Process: r.process(l.id, l.logFile, l.tmux)}
+	}
+	out, err := workerfsm.Exit(&w.Spec, &w.Status, end, next, now)
+	w.Status = *out.Status
 	// The Hook reconciler may free the Hooks while this write is in
 	// flight: an end costs one write before they are free, not two.
-	r.exits.publish(w, rec.PID, held)
+	r.exits.publish(w, out.Record.PID, read.held)
+	if err != nil {
+		return r.refuseExit(ctx, w, exit, l, err)
+	}
+	var extra []metav1.Condition
+	if launchErr != nil {
+		extra = append(extra, condition(v1.ConditionProcessAlive, metav1.ConditionFalse, "StartFailed", launchErr.Error()))
+	}
 	if err := r.writeStatus(ctx, w, extra...); err != nil {
 		return err
 	}
-	r.exits.withdraw(key, rec.PID)
+	r.exits.withdraw(key, out.Record.PID)
 	r.procs.forget(key, exit.Identity)
-	if !clean {
+	if !end.Clean {
 		metrics.WorkerCrashed(exit.Reason)
 	}
+	var restartedAs string
 	if l != nil {
+		restartedAs = l.id.String()
 		metrics.WorkerRestarted(exit.Time, l.at)
 		if err := r.track(key, l, w); err != nil {
 			return err
 		}
 	}
-	log.Info("worker process ended", "worker", key, "exit", exit.String(), "phase", w.Status.Phase, "hooks", rec.Hook)
-	var restartedAs string
-	if l != nil {
-		restartedAs = l.id.String()
-	}
-	r.emitEnd(w, exit, rec.Hook, action, clean, restartedAs, launchErr)
+	logr.FromContextOrDiscard(ctx).Info("worker process ended", "worker", key, "exit", exit.String(), "phase", w.Status.Phase, "hooks", out.Record.Hook)
+	r.emitEnd(w, exit, out.Record.Hook, out.Action, end.Clean, restartedAs, launchErr)
 	return nil
 }
 
-// endPhase moves a Worker whose agent ended, a process or a Pod, to its
-// next phase.
-func endPhase(st *v1.WorkerStatus, clean, restarted bool, action Action) {
-	switch {
-	case clean:
-		setPhase(st, workerfsm.Exited)
-	case restarted:
-		setPhase(st, workerfsm.CrashRestarted)
-	case action == ActionNotifyOnly:
-		setPhase(st, workerfsm.CrashLooped)
-	default:
-		setPhase(st, workerfsm.Crashed)
+// successor is the process that replaces the one p recorded after its
+// crash: the one started when the exit was delivered, one an earlier run
+// started and did not record, or one started now if the plan restarts
+// it. Whatever the budget says now, a process that runs for this restart
+// is recorded: that is the truth, and its crash counts like any other.
+// launchErr says why a planned restart did not start.
+func (r *WorkerReconciler) successor(ctx context.Context, w *v1.Worker, p proc, clean bool, action workerfsm.Action, planErr error) (l *launched, launchErr error) {
+	l = p.next
+	if l == nil && !clean && !p.seenAlive && planErr == nil {
+		// This run never saw the process running: an earlier run may have
+		// restarted it and died before the record.
+		l = r.findLaunched(ctx, w, true)
 	}
+	if l != nil || action != workerfsm.ActionRestart {
+		return l, nil
+	}
+	if l, launchErr = r.launch(ctx, w, true, false); launchErr != nil {
+		return nil, launchErr
+	}
+	failpointRestarted(l)
+	return l, nil
+}
+
+// handleRequestedExit handles the end of a process tether stopped: a
+// `tether worker restart` starts its successor, a stop leaves the Worker
+// Stopped.
+func (r *WorkerReconciler) handleRequestedExit(ctx context.Context, w *v1.Worker, exit supervise.Exit) error {
+	key := client.ObjectKeyFromObject(w)
+	end := processEnd(exit)
+	end.Requested = true
+	out, err := workerfsm.Exit(&w.Spec, &w.Status, end, nil, r.now())
+	w.Status = *out.Status
+	switch {
+	case err != nil:
+		return r.refuseTransition(ctx, w, err)
+	case w.Status.Phase == v1.WorkerRestarting:
+		if err := r.start(ctx, w); err != nil {
+			return err
+		}
+		if st := w.Status.StartedAt; st != nil && w.Status.PID != 0 {
+			metrics.WorkerRestartLatency.Observe(max(0, st.Sub(exit.Time).Seconds()))
+		}
+	default:
+		if err := r.writeStatus(ctx, w); err != nil {
+			return err
+		}
+	}
+	r.procs.forget(key, exit.Identity)
+	return nil
+}
+
+// refuseExit records the exit of a process whose Worker's phase, set by
+// hand, admits no such end (err): the process ended all the same, so the
+// status records it, cleared and with its crash, keeping the phase, and
+// the Ready condition and a Warning Event say why. A successor already
+// started has no place in that status and is stopped.
+func (r *WorkerReconciler) refuseExit(ctx context.Context, w *v1.Worker, exit supervise.Exit, l *launched, err error) error {
+	key := client.ObjectKeyFromObject(w)
+	refused, ok := r.transitionRefused(w, err)
+	if !ok {
+		return err
+	}
+	if err := r.writeStatus(ctx, w, refused); err != nil {
+		return err
+	}
+	r.exits.withdraw(key, int32(exit.Identity.PID))
+	if l != nil {
+		r.abandon(l)
+	}
+	r.procs.forget(key, exit.Identity)
+	if !processEnd(exit).Clean {
+		metrics.WorkerCrashed(exit.Reason)
+	}
+	return nil
 }
 
 // emitEnd records the Events of an agent's end, a process's or a Pod's:
 // restartedAs names what replaced it, startErr why nothing did.
-func (r *WorkerReconciler) emitEnd(w *v1.Worker, end fmt.Stringer, held string, action Action, clean bool, restartedAs string, startErr error) {
+func (r *WorkerReconciler) emitEnd(w *v1.Worker, end fmt.Stringer, held string, action workerfsm.Action, clean bool, restartedAs string, startErr error) {
 	hooks := heldSummary(w, held)
 	if clean {
 		r.recorder.Eventf(w, nil, corev1.EventTypeNormal, EventWorkerStopped, "Exit", "%s; %s", end, hooks)
@@ -518,11 +554,11 @@ func (r *WorkerReconciler) emitEnd(w *v1.Worker, end fmt.Stringer, held string, 
 	switch {
 	case restartedAs != "":
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restarted as %s (%s)", end, hooks, restartedAs, budget)
-	case action == ActionNotifyOnly:
+	case action == workerfsm.ActionNotifyOnly:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "NotifyOnly", "%s; %s; not restarted: CrashLoop", end, hooks)
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventRestartsExhausted, "NotifyOnly",
 			"restarts exhausted: %s (maxCrashes %d); restart it by hand with `tether worker restart %s -n %s`",
-			budget, maxCrashes(&w.Spec), w.Name, w.Namespace)
+			budget, workerfsm.MaxCrashes(&w.Spec), w.Name, w.Namespace)
 	case startErr != nil:
 		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerCrashed, "Restart", "%s; %s; restart failed: %v", end, hooks, startErr)
 	default:
@@ -538,10 +574,14 @@ func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker)
 	now := r.now()
 	switch workerfsm.HeartbeatEvent(&w.Spec, &w.Status, now) {
 	case workerfsm.AwaitingHeartbeat:
-		setPhase(&w.Status, workerfsm.AwaitingHeartbeat)
+		if err := workerfsm.Apply(&w.Status, workerfsm.AwaitingHeartbeat); err != nil {
+			return ctrl.Result{}, r.refuseTransition(ctx, w, err)
+		}
 		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
 	case workerfsm.Heartbeat:
-		setPhase(&w.Status, workerfsm.Heartbeat)
+		if err := workerfsm.Apply(&w.Status, workerfsm.Heartbeat); err != nil {
+			return ctrl.Result{}, r.refuseTransition(ctx, w, err)
+		}
 		due := workerfsm.HeartbeatDue(&w.Spec, &w.Status)
 		return ctrl.Result{RequeueAfter: due.Sub(now)}, r.writeStatusIfChanged(ctx, w)
 	}
@@ -554,13 +594,15 @@ func (r *WorkerReconciler) reconcileHeartbeat(ctx context.Context, w *v1.Worker)
 		return ctrl.Result{}, err
 	}
 	rec := v1.CrashRecord{Time: metav1.NewTime(now), PID: w.Status.PID, Reason: ReasonHeartbeatExpired, Hook: heldNames(held), Held: held}
-	appendCrash(&w.Status, rec)
-	setPhase(&w.Status, workerfsm.HeartbeatExpired)
+	if err := workerfsm.Apply(&w.Status, workerfsm.HeartbeatExpired); err != nil {
+		return ctrl.Result{}, r.refuseTransition(ctx, w, err)
+	}
+	workerfsm.AppendCrash(&w.Status, rec)
 	if err := r.writeStatus(ctx, w); err != nil {
 		return ctrl.Result{}, err
 	}
 	metrics.WorkerCrashed(ReasonHeartbeatExpired)
-	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerLost, "Heartbeat", "%s (heartbeatTimeout %s); %s", why, heartbeatTimeout(&w.Spec), heldSummary(w, rec.Hook))
+	r.recorder.Eventf(w, nil, corev1.EventTypeWarning, EventWorkerLost, "Heartbeat", "%s (heartbeatTimeout %s); %s", why, workerfsm.HeartbeatTimeout(&w.Spec), heldSummary(w, rec.Hook))
 	return ctrl.Result{}, nil
 }
 
@@ -599,14 +641,9 @@ func heldSummary(w *v1.Worker, hooks string) string {
 	switch {
 	case hooks == "":
 		return "it held no hook"
-	case clearsAssignee(w):
+	case workerfsm.ClearsAssignee(w):
 		return "it held hook " + hooks + " (freed by the hook controller: assignee cleared; a hook at work moves to recovering, a finished one keeps its state)"
 	default:
 		return "it held hook " + hooks + " (kept: spec.clearAssigneeOnCrash is false)"
 	}
-}
-
-// clearsAssignee tells whether the Hooks w holds are freed when it dies.
-func clearsAssignee(w *v1.Worker) bool {
-	return w.Spec.ClearAssigneeOnCrash == nil || *w.Spec.ClearAssigneeOnCrash
 }

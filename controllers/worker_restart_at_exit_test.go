@@ -65,6 +65,9 @@ func TestRestartAtExit(t *testing.T) {
 			w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default", UID: "uid"}}
 			w.Spec.Command = []string{"sleep", "1001"}
 			w.Spec.Restart = v1.RestartPolicy{Auto: tt.auto, MaxCrashes: 3, Window: &metav1.Duration{Duration: time.Hour}}
+			// A Worker whose status records a process is Running: the plan
+			// is decided, like the reconcile's, along the phase table.
+			w.Status.Phase = v1.WorkerRunning
 			for range tt.crashes {
 				w.Status.Crashes = append(w.Status.Crashes, v1.CrashRecord{Time: metav1.NewTime(now), Reason: "Signaled"})
 			}

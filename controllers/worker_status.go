@@ -18,15 +18,50 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
+
+// ReasonInvalidTransition is the Ready reason, and the Warning Event's, of
+// a Worker whose phase admits an event the reconciler observed
+// (workerfsm.TransitionError): only a hand edit of status.phase brings one.
+const ReasonInvalidTransition = "InvalidTransition"
+
+// transitionRefused turns err, a *workerfsm.TransitionError, into the Ready
+// condition that says so, and records a Warning Event the first time the
+// Worker's Ready condition says it. No retry changes such a pair, so it is
+// never a reconcile error; ok is false for any other error.
+func (r *WorkerReconciler) transitionRefused(w *v1.Worker, err error) (c metav1.Condition, ok bool) {
+	var te *workerfsm.TransitionError
+	if !errors.As(err, &te) {
+		return metav1.Condition{}, false
+	}
+	msg := fmt.Sprintf("%v: status.phase was edited by hand; the phase is kept. `tether worker restart %s -n %s` starts the worker again",
+		te, w.Name, w.Namespace)
+	if readyReason(w) != ReasonInvalidTransition {
+		r.recorder.Eventf(w, nil, corev1.EventTypeWarning, ReasonInvalidTransition, "Reconcile", "%s", msg)
+	}
+	return condition(v1.ConditionReady, metav1.ConditionFalse, ReasonInvalidTransition, msg), true
+}
+
+// refuseTransition handles err from a workerfsm transition of w that left
+// w's phase as it was: a *workerfsm.TransitionError is written as the
+// Ready condition (transitionRefused), any other error returned.
+func (r *WorkerReconciler) refuseTransition(ctx context.Context, w *v1.Worker, err error) error {
+	c, ok := r.transitionRefused(w, err)
+	if !ok {
+		return err
+	}
+	return r.writeStatusIfChanged(ctx, w, c)
+}
 
 func condition(typ string, status metav1.ConditionStatus, reason, msg string) metav1.Condition {
 	return metav1.Condition{Type: typ, Status: status, Reason: reason, Message: msg}

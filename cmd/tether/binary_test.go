@@ -17,6 +17,7 @@ limitations under the License.
 package main_test
 
 import (
+	"bytes"
 	"debug/buildinfo"
 	"debug/elf"
 	"fmt"
@@ -24,6 +25,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/tether-dev/tether/controllers"
 )
 
 // sizeBudget is the most the shipped binary may weigh, in bytes (see
@@ -60,6 +63,16 @@ func TestShippedBinary(t *testing.T) {
 			megabytes(st.Size()), megabytes(sizeBudget))
 	}
 	t.Logf("binary: %s (budget %s), %s", megabytes(st.Size()), megabytes(sizeBudget), info.GoVersion)
+
+	// The test failpoints are compiled in only with their build tag: the
+	// name of the variable they read is in the binary exactly when one is.
+	data, err := os.ReadFile(tetherBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(data, []byte(controllers.FailpointRestartedEnv)) {
+		t.Errorf("the binary contains the test failpoint %s: it must be built only with the %s build tag", controllers.FailpointRestartedEnv, controllers.FailpointTag)
+	}
 
 	if runtime.GOOS != "linux" {
 		t.Skipf("the ELF checks run on linux, not %s", runtime.GOOS)

@@ -26,10 +26,12 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
@@ -37,15 +39,37 @@ import (
 var tetherBin string
 
 // buildTether builds the binary into out the way `make build` does: no cgo,
-// -trimpath, stripped (-s -w), with the version and commit stamped.
-// binary_test.go checks that the result is what ships.
-func buildTether(out string) error {
-	build := exec.Command("go", "build", "-trimpath", "-ldflags",
+// -trimpath, stripped (-s -w), with the version and commit stamped, and
+// with the build tags given (none ship). binary_test.go checks that the
+// result without tags is what ships.
+func buildTether(out string, tags ...string) error {
+	build := exec.Command("go", "build", "-trimpath", "-tags", strings.Join(tags, ","), "-ldflags",
 		"-X github.com/tether-dev/tether/internal/version.Version=v9.9.9-test -X github.com/tether-dev/tether/internal/version.Commit=abc123 -s -w",
 		"-o", out, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stderr = os.Stderr
 	return build.Run()
+}
+
+var (
+	failpointOnce sync.Once
+	failpointBin  string
+	failpointErr  error
+)
+
+// failpointBinary is tether built with the test failpoints
+// (controllers.FailpointTag), once, for the tests that need one; every
+// other test drives tetherBin, the shipped build.
+func failpointBinary(t testing.TB) string {
+	t.Helper()
+	failpointOnce.Do(func() {
+		failpointBin = filepath.Join(filepath.Dir(tetherBin), "tether-failpoints")
+		failpointErr = buildTether(failpointBin, controllers.FailpointTag)
+	})
+	if failpointErr != nil {
+		t.Fatalf("building tether with the failpoints: %v", failpointErr)
+	}
+	return failpointBin
 }
 
 // TestMain builds the real binary once; the tests drive it as a user would.

@@ -17,6 +17,7 @@ limitations under the License.
 package main_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,6 +60,8 @@ type workerEnv struct {
 	runArgs []string
 	// runEnv is added to `tether run`'s environment.
 	runEnv []string
+	// runBin is the binary `tether run` starts; empty is tetherBin.
+	runBin string
 }
 
 func newWorkerEnv(t testing.TB) *workerEnv {
@@ -92,7 +95,7 @@ func (e *workerEnv) tether(args ...string) (string, string, int) {
 func (e *workerEnv) startRun() {
 	e.t.Helper()
 	e.out = &syncBuffer{}
-	e.run = exec.Command(tetherBin, append([]string{"run", "--store", e.dir}, e.runArgs...)...)
+	e.run = exec.Command(cmp.Or(e.runBin, tetherBin), append([]string{"run", "--store", e.dir}, e.runArgs...)...)
 	e.run.Stdout, e.run.Stderr = e.out, e.out
 	if len(e.runEnv) > 0 {
 		e.run.Env = append(os.Environ(), e.runEnv...)
@@ -719,6 +722,7 @@ func TestRestartBeforeRecordSurvivesKillingTetherRun(t *testing.T) {
 
 			marker := filepath.Join(t.TempDir(), "restarted")
 			e.runEnv = []string{controllers.FailpointRestartedEnv + "=" + marker}
+			e.runBin = failpointBinary(t)
 			e.startRun()
 			kill9(t, cur.Status.PID)
 			var restarted int
@@ -745,7 +749,7 @@ func TestRestartBeforeRecordSurvivesKillingTetherRun(t *testing.T) {
 				t.Fatalf("the restarted process %d died with tether run: %v", restarted, err)
 			}
 
-			e.runEnv = nil
+			e.runEnv, e.runBin = nil, ""
 			e.startRun()
 			got := e.waitRunning("agent", cur.Status.PID)
 			n := len(got.Status.Crashes)

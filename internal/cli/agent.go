@@ -30,10 +30,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/stepfiles"
+	"github.com/tether-dev/tether/internal/agent/stepdone"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
+	"github.com/tether-dev/tether/internal/workspace/stepfiles"
 )
 
 // ActorEnv names who the CLI acts for in status.history; default ActorDefault.
@@ -257,43 +258,26 @@ Without --files, the files are those git status reports in spec.workspace
 			return err
 		}
 		defer func() { _ = b.Close() }()
-		explicit := cmd.Flags().Changed("files")
+		named := files
+		if cmd.Flags().Changed("files") && named == nil {
+			named = []string{}
+		}
 		key, err := resolveHook(cmd.Context(), cmd, b, args, v.errOut)
 		if err != nil {
 			return err
 		}
-		hook, err := transition(cmd.Context(), b, key.Name, func(h *v1.Hook) (hookfsm.Input, error) {
-			in := hookfsm.Input{Event: hookfsm.Begin, WorkingOn: workingOn, Files: files}
-			if c := v.stepChanges(cmd.Context(), h); c != nil {
-				in.BaseTree = c.Base
-				if !explicit {
-					in.Files = c.Files
-				}
-			}
-			return in, nil
-		})
+		rec, err := b.Recorder()
 		if err != nil {
 			return err
+		}
+		hook, err := stepdone.Begin(cmd.Context(), stepdone.BeginOptions{
+			Client: b.Client, Key: key, Write: hookwrite.Options{Actor: actor(cmd.Context()), Recorder: rec},
+			WorkingOn: workingOn, Files: named, Out: v.errOut,
+		})
+		if err != nil {
+			return explainHookErr(key.Name, err)
 		}
 		return v.show(b, hook)
 	}
 	return cmd
-}
-
-// stepChanges is the base of hook's current step and the files changed
-// since (stepfiles.Begin), or nil without a spec.workspace. Detection is a
-// convenience: when it fails, step begin warns and records no files.
-func (v *hookVerb) stepChanges(ctx context.Context, hook *v1.Hook) *stepfiles.Changes {
-	if hook.Spec.Workspace == "" {
-		return nil
-	}
-	c, err := stepfiles.Begin(ctx, hook)
-	if err != nil {
-		_, _ = fmt.Fprintf(v.errOut, "warning: detecting the files touched: %v\n", err)
-		return nil
-	}
-	if c.Truncated {
-		_, _ = fmt.Fprintf(v.errOut, "warning: more than %d changed files; recording the first %d\n", stepfiles.Max, stepfiles.Max)
-	}
-	return c
 }

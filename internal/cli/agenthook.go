@@ -18,6 +18,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,14 +29,12 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/agentevent"
 	"github.com/tether-dev/tether/internal/agent/agentsession"
 	"github.com/tether-dev/tether/internal/config"
-	"github.com/tether-dev/tether/internal/hook/receipts"
 )
 
 // withAgentHookCommands adds `agent hook`, `agent bind` and `agent unbind`
@@ -98,39 +97,22 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, agent string, in io.Rea
 		warn("--agent: unknown agent %q (want %s); carrying on without tether", agent, strings.Join(agentNames(), ", "))
 		return 0
 	}
-	raw, err := io.ReadAll(io.LimitReader(in, agentevent.MaxEventSize+1))
-	if err != nil {
-		warn("reading the event: %v", err)
-		return 0
-	}
-	if len(raw) > agentevent.MaxEventSize {
-		warn("event: larger than %d bytes", agentevent.MaxEventSize)
-		return 0
-	}
-	ev, err := kind.Adapter.Decode(raw, getenv)
+	raw, ev, err := agentevent.Read(in, kind.Adapter, getenv)
 	if err != nil {
 		warn("%v", err)
 		return 0
-	}
-	if r, ok := kind.Adapter.(agentevent.Refiner); ok {
-		r.Refine(&ev, getenv)
 	}
 	background := getenv(backgroundEnv) == "1" && ev.Kind == agentevent.PreCompact
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if !g.Cluster {
-		// An agent hook never creates a store: with the hooks installed for
-		// every project, that would leave a .tether in each of them.
-		dir, err := g.StoreDir()
-		if err != nil {
-			warn("%v", err)
-			return 0
-		}
-		if _, err := os.Stat(dir); err != nil {
-			_, _ = fmt.Fprintf(errOut, "tether: no store at %s; nothing to do\n", dir)
-			return 0
-		}
+	var noStore *noStoreError
+	if err := g.site().present(g); errors.As(err, &noStore) {
+		_, _ = fmt.Fprintf(errOut, "tether: %v; nothing to do\n", err)
+		return 0
+	} else if err != nil {
+		warn("%v", err)
+		return 0
 	}
 	timeout := agentsession.Timeout
 	if background {
@@ -153,25 +135,9 @@ func runAgentHook(ctx context.Context, g *GlobalOptions, agent string, in io.Rea
 			warn("%v; using the built-in defaults", err)
 			cfg = config.Default("")
 		}
-		opts := agentsession.Options{Client: b.Client, Namespace: b.Namespace, Getenv: getenv, DefaultStaleAfter: cfg.StaleAfter.Duration,
-			Capabilities: agentevent.CapabilitiesOf(kind.Adapter)}
-		opts.CheckpointRecorder = func() events.EventRecorder {
-			rec, _ := b.Recorder()
-			return rec
-		}
-		switch ev.Kind {
-		case agentevent.TurnEnd:
-			// Only Stop records Events; the other events spare the broadcaster.
-			if rec, err := b.Recorder(); err == nil {
-				opts.Recorder = rec
-			}
-			opts.Limits = agentevent.Limits{MaxConsecutive: int(cfg.AgentLoop.MaxConsecutive), MaxPerHook: int(cfg.AgentLoop.MaxPerHook)}
-		case agentevent.SessionStart, agentevent.PostCompact:
-			if km, err := keyManager(g, b); err == nil {
-				opts.Evidence = receipts.EvidenceFunc(ctx, km)
-			}
-		}
-		res, err := agentsession.Serve(ctx, ev, opts)
+		res, err := agentsession.Answer(ctx, ev, agentevent.CapabilitiesOf(kind.Adapter), agentsession.Backend{
+			Client: b.Client, Namespace: b.Namespace, Recorder: b.Recorder, Keys: b.KeyManager,
+		}, cfg, getenv)
 		answered <- hookOutcome{res: res, err: err}
 	}()
 	var o hookOutcome

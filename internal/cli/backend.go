@@ -18,21 +18,22 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"regexp"
 	"strings"
 	"sync"
 
-	"github.com/go-logr/logr"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/client/apiutil"
 
 	"github.com/tether-dev/tether/config/crd"
+	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/store/eventsink"
 	"github.com/tether-dev/tether/internal/store/filestore"
 )
 
@@ -52,19 +53,55 @@ type Backend struct {
 	CRDs []*apiextensionsv1.CustomResourceDefinition
 	// Namespace is the namespace from -n, the kubeconfig context, or "default".
 	Namespace string
-	// Cluster is true when Client talks to a Kubernetes API server.
-	Cluster bool
 	// Location names the store directory or the cluster's server, for messages.
 	Location string
 	// RESTConfig is the cluster's client config; nil on the local store.
 	RESTConfig *rest.Config
 
+	// The capabilities that differ between the local store and a cluster,
+	// each chosen once by the site that opened the Backend (backend_site.go),
+	// so that no verb asks which one it runs on.
+
+	// keys returns where the receipt keys live (KeyManager).
+	keys func() (receipts.KeyManager, error)
+	// eventSink returns where the verb's Events are written (Recorder);
+	// nil writes them through Client.
+	eventSink func() (events.EventSink, error)
+	// podLogs streams a Pod's log (tether logs of a Worker run as Pods).
+	podLogs podLogSource
+	// localPath resolves a path the store recorded relative to itself;
+	// nil leaves it as it is.
+	localPath func(string) string
+	// projects is true when List decodes only the fields a
+	// filestore.Fields option names (tableListOptions).
+	projects bool
+
 	close func() error
 
 	// events is the recorder Recorder creates; Close flushes it.
-	events     *flushingRecorder
+	events     *eventsink.Provider
+	recorder   events.EventRecorder
 	eventsErr  error
 	eventsOnce sync.Once
+}
+
+// KeyManager is where the receipt keys live: the Secret in the Hook's
+// namespace on a cluster; on the local store, the master key file in the
+// configuration's keyDir ($TETHER_HOME/keys by default).
+func (b *Backend) KeyManager() (receipts.KeyManager, error) {
+	if b.keys == nil {
+		return nil, errors.New("this backend has no receipt keys")
+	}
+	return b.keys()
+}
+
+// LocalPath is path as this process can open it: a path the local store
+// recorded relative to its directory (status.recoveryFile) is joined to it.
+func (b *Backend) LocalPath(path string) string {
+	if b.localPath == nil {
+		return path
+	}
+	return b.localPath(path)
 }
 
 // Close writes the Events recorded through Recorder and releases the
@@ -83,7 +120,7 @@ func (b *Backend) Close() error {
 // printers read. It returns none on a cluster, for a kind without a CRD,
 // or when a column's JSONPath does not start with a field path.
 func (b *Backend) tableListOptions(rt ResourceType) []client.ListOption {
-	if b.Cluster || rt.CRD == nil {
+	if !b.projects || rt.CRD == nil {
 		return nil
 	}
 	v := rt.Version()
@@ -158,12 +195,6 @@ func (o *GlobalOptions) ReadBackend(ctx context.Context) (*Backend, error) {
 	return o.backend(ctx, true)
 }
 
-// cliQPS and cliBurst bound the requests a verb sends a cluster.
-const (
-	cliQPS   = 50
-	cliBurst = 100
-)
-
 func (o *GlobalOptions) backend(_ context.Context, mustExist bool) (*Backend, error) {
 	s, err := scheme.New()
 	if err != nil {
@@ -177,44 +208,9 @@ func (o *GlobalOptions) backend(_ context.Context, mustExist bool) (*Backend, er
 	if err != nil {
 		return nil, err
 	}
-	b := &Backend{Scheme: s, CRDs: crds, Types: NewTypes(crds), Namespace: ns, Cluster: o.Cluster}
-	if o.Cluster {
-		cfg, err := o.KubeConfig.ToRESTConfig()
-		if err != nil {
-			return nil, fmt.Errorf("loading kubeconfig: %w", err)
-		}
-		// client-go's default limit, 5 requests a second in bursts of 10,
-		// throttled `step done` (about 20 requests) by 1.2 s; the API
-		// server's priority and fairness protects it from a busier client.
-		cfg.QPS, cfg.Burst = cliQPS, cliBurst
-		httpClient, err := rest.HTTPClientFor(cfg)
-		if err != nil {
-			return nil, err
-		}
-		mapper, err := apiutil.NewDynamicRESTMapper(cfg, httpClient)
-		if err != nil {
-			return nil, err
-		}
-		c, err := client.NewWithWatch(cfg, client.Options{Scheme: s, Mapper: mapper, HTTPClient: httpClient})
-		if err != nil {
-			return nil, err
-		}
-		b.Client, b.Mapper, b.Location, b.RESTConfig = c, mapper, cfg.Host, cfg
-		return b, nil
-	}
-	dir, err := o.StoreDir()
-	if err != nil {
+	b := &Backend{Scheme: s, CRDs: crds, Types: NewTypes(crds), Namespace: ns}
+	if err := o.site().open(o, b, mustExist); err != nil {
 		return nil, err
 	}
-	var store *filestore.Store
-	if mustExist {
-		store, err = filestore.Open(dir, filestore.Options{Scheme: s, CRDs: crds, Log: logr.Discard(), MustExist: true})
-	} else {
-		store, err = openStore(dir, s, crds, logr.Discard())
-	}
-	if err != nil {
-		return nil, err
-	}
-	b.Client, b.Mapper, b.Location, b.close = store.Client(), store.RESTMapper(), dir, store.Close
 	return b, nil
 }

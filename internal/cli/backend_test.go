@@ -35,8 +35,8 @@ func TestBackendLocalStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = b.Close() }()
-	if b.Cluster || b.Location != dir || b.Namespace != "team" || b.RESTConfig != nil {
-		t.Fatalf("backend = cluster %v location %q namespace %q", b.Cluster, b.Location, b.Namespace)
+	if b.RESTConfig != nil || !b.projects || b.Location != dir || b.Namespace != "team" {
+		t.Fatalf("backend = cluster %v location %q namespace %q", b.RESTConfig != nil, b.Location, b.Namespace)
 	}
 	hook := &agentsv1alpha1.Hook{
 		ObjectMeta: metav1.ObjectMeta{Name: "h", Namespace: b.Namespace},

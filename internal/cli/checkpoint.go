@@ -32,9 +32,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/agent/agentsession"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // checkpointTriggers are the values --trigger accepts.
@@ -146,13 +147,7 @@ func takeCheckpoint(ctx context.Context, b *Backend, name string, req checkpoint
 	if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, hook); err != nil {
 		return nil, explainHookErr(name, err)
 	}
-	if hook.Spec.Workspace == "" && req.Workspace == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return nil, err
-		}
-		req.Workspace = wd
-	}
+	req.OrWorkingDir = true
 	rec, err := b.Recorder()
 	if err != nil {
 		return nil, err
@@ -178,7 +173,8 @@ func printCheckpoint(out, errOut io.Writer, o *checkpoint.Outcome) error {
 }
 
 // hookForWorkspace finds the one non-terminal Hook whose spec.workspace
-// contains dir (default: the working directory).
+// contains dir (default: the working directory), as tether agent hook
+// does (agentsession.ForWorkspace).
 func hookForWorkspace(ctx context.Context, b *Backend, dir string) (string, error) {
 	if dir == "" {
 		wd, err := os.Getwd()
@@ -191,32 +187,16 @@ func hookForWorkspace(ctx context.Context, b *Backend, dir string) (string, erro
 	if err != nil {
 		return "", fmt.Errorf("--workspace %s: %w", dir, err)
 	}
-	list := &v1.HookList{}
-	if err := b.Client.List(ctx, list, client.InNamespace(b.Namespace)); err != nil {
-		return "", err
-	}
-	var matches []string
-	for i := range list.Items {
-		h := &list.Items[i]
-		if h.Status.State.IsTerminal() || h.Spec.Workspace == "" {
-			continue
-		}
-		ws, err := realPath(h.Spec.Workspace)
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(ws, abs); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			matches = append(matches, h.Name)
-		}
-	}
-	switch len(matches) {
-	case 0:
+	name, err := agentsession.ForWorkspace(ctx, b.Client, b.Namespace, abs)
+	var ambiguous *agentsession.AmbiguousError
+	switch {
+	case errors.Is(err, agentsession.ErrNoHook):
 		return "", fmt.Errorf("--workspace %s: no non-terminal hook in namespace %q has a spec.workspace containing it; name the hook: tether checkpoint HOOK", abs, b.Namespace)
-	case 1:
-		return matches[0], nil
+	case errors.As(err, &ambiguous):
+		return "", fmt.Errorf("--workspace %s: %d non-terminal hooks in namespace %q have a spec.workspace containing it (%s); name one: tether checkpoint HOOK",
+			abs, len(ambiguous.Candidates), b.Namespace, strings.Join(ambiguous.Candidates, ", "))
 	}
-	return "", fmt.Errorf("--workspace %s: %d non-terminal hooks in namespace %q have a spec.workspace containing it (%s); name one: tether checkpoint HOOK",
-		abs, len(matches), b.Namespace, strings.Join(matches, ", "))
+	return name, err
 }
 
 func realPath(p string) (string, error) {
@@ -281,16 +261,12 @@ printed when nothing changed.`,
 // after work was lost and an older checkpoint still holds it, so that the
 // diff against the default is not read as "nothing was lost".
 func noteLostWork(ctx context.Context, w io.Writer, c client.Reader, hook *v1.Hook, latest string) {
-	summaries, _, err := recoveryfile.ListCheckpoints(ctx, c, hook)
-	if err != nil {
-		return
-	}
-	opts := recoveryfile.Options{Checkpoints: summaries}
-	if recoveryfile.LiveChanges(ctx, hook, &opts, liveChangesTimeout) != nil || opts.Lost == nil || opts.Lost.Checkpoint == latest {
+	lost := recoveryfile.LostSince(ctx, c, hook, latest)
+	if lost == nil {
 		return
 	}
 	_, _ = fmt.Fprintf(w, "note: checkpoint %s was taken after %d file(s) were lost; %s still holds them: tether checkpoint diff %s %s; tether checkpoint restore %s -- %s\n",
-		latest, len(opts.Lost.Paths), opts.Lost.Checkpoint, hook.Name, opts.Lost.Checkpoint, opts.Lost.Checkpoint, strings.Join(opts.Lost.Paths, " "))
+		latest, len(lost.Paths), lost.Checkpoint, hook.Name, lost.Checkpoint, lost.Checkpoint, strings.Join(lost.Paths, " "))
 }
 
 func newCheckpointRestoreCommand(g *GlobalOptions) *cobra.Command {
@@ -340,79 +316,52 @@ unless --force.`,
 			return err
 		}
 		defer func() { _ = b.Close() }()
-		ctx := cmd.Context()
-		cp, err := getCheckpoint(ctx, b, args[0])
+		rec, err := b.Recorder()
 		if err != nil {
 			return err
-		}
-		ws := cp.Spec.Workspace
-		if ws == "" {
-			hook := &v1.Hook{}
-			if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: cp.Spec.HookName}, hook); err != nil {
-				return explainHookErr(cp.Spec.HookName, err)
-			}
-			if ws, err = checkpointWorkspace(hook); err != nil {
-				return err
-			}
 		}
 		o.Paths = args[1:]
-		out := cmd.OutOrStdout()
-		var undo string
-		if o.Force && o.To == "" && o.Branch == "" {
-			if undo, err = checkpointBeforeRestore(ctx, b, cp, ws, o.Paths, out); err != nil {
-				return err
-			}
+		res, err := checkpoint.Restore(cmd.Context(), b.Client, client.ObjectKey{Namespace: b.Namespace, Name: args[0]},
+			checkpoint.RestoreRequest{Options: o, Recorder: rec, Actor: actor(cmd.Context())})
+		if res == nil {
+			return err
 		}
-		res, err := snapshot.Restore(ctx, ws, cp.Spec.Git.SnapshotCommit, o)
+		out := cmd.OutOrStdout()
+		if pre := res.PreRestore; pre != nil {
+			_, _ = fmt.Fprintf(out, "checkpoint.%s/%s created (pre_restore, snapshot %s): the workspace as it was\n", v1.GroupVersion.Group, pre.Name, pre.Spec.Git.SnapshotShort)
+		}
 		if err != nil {
 			return err
 		}
-		if undo != "" {
-			defer func() { _, _ = fmt.Fprintf(out, "to undo the restore: %s\n", undo) }()
-		}
+		cp, r := res.Checkpoint, res.Result
 		if o.Branch != "" {
-			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: branch %s created at %s\n", v1.GroupVersion.Group, cp.Name, res.Where, res.Commit)
+			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: branch %s created at %s\n", v1.GroupVersion.Group, cp.Name, r.Where, r.Commit)
 		} else {
-			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: %d files written to %s\n", v1.GroupVersion.Group, cp.Name, res.Files, res.Where)
+			_, err = fmt.Fprintf(out, "checkpoint.%s/%s restored: %d files written to %s\n", v1.GroupVersion.Group, cp.Name, r.Files, r.Where)
+		}
+		if pre := res.PreRestore; pre != nil {
+			_, _ = fmt.Fprintf(out, "to undo the restore: %s\n", undoCommand(pre.Name, b.Namespace, o.Paths))
 		}
 		return err
 	}
 	return cmd
 }
 
-// checkpointBeforeRestore takes a pre_restore checkpoint of cp's Hook: the
-// workspace as it is, before a forced in-place restore overwrites it. A
-// restore must never lose work, so a failure refuses the restore. It
-// returns the command that undoes the restore.
-func checkpointBeforeRestore(ctx context.Context, b *Backend, cp *v1.Checkpoint, ws string, paths []string, out io.Writer) (string, error) {
-	o, err := takeCheckpoint(ctx, b, cp.Spec.HookName, checkpoint.Request{
-		Trigger:     v1.TriggerPreRestore,
-		Description: fmt.Sprintf("the workspace before tether checkpoint restore %s --force", cp.Name),
-		Workspace:   ws,
-	})
-	if err != nil {
-		return "", fmt.Errorf("restore --force overwrites local changes, so it first takes a pre_restore checkpoint of the workspace, which failed (nothing was restored): %w", err)
-	}
-	_, _ = fmt.Fprintf(out, "checkpoint.%s/%s created (pre_restore, snapshot %s): the workspace as it was\n", v1.GroupVersion.Group, o.Checkpoint.Name, o.Checkpoint.Spec.Git.SnapshotShort)
-	undo := "tether checkpoint restore " + o.Checkpoint.Name + " --force"
-	if b.Namespace != "default" {
-		undo += " -n " + b.Namespace
+// undoCommand is the command that undoes a forced restore: a forced
+// restore of its pre_restore checkpoint, of the same paths.
+func undoCommand(preRestore, namespace string, paths []string) string {
+	undo := "tether checkpoint restore " + preRestore + " --force"
+	if namespace != "default" {
+		undo += " -n " + namespace
 	}
 	if len(paths) > 0 {
 		undo += " -- " + strings.Join(quoteAll(paths), " ")
 	}
-	return undo, nil
+	return undo
 }
 
 func getCheckpoint(ctx context.Context, b *Backend, name string) (*v1.Checkpoint, error) {
-	cp := &v1.Checkpoint{}
-	if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: name}, cp); err != nil {
-		return nil, err
-	}
-	if cp.Spec.Git == nil || cp.Spec.Git.SnapshotCommit == "" {
-		return nil, fmt.Errorf("checkpoint %q has no snapshot commit (spec.git.snapshotCommit)", name)
-	}
-	return cp, nil
+	return checkpoint.Get(ctx, b.Client, client.ObjectKey{Namespace: b.Namespace, Name: name})
 }
 
 // checkpointWorkspace is the Hook's spec.workspace, or the working
@@ -422,29 +371,6 @@ func checkpointWorkspace(hook *v1.Hook) (string, error) {
 		return hook.Spec.Workspace, nil
 	}
 	return os.Getwd()
-}
-
-// checkpointPassedStep takes the checkpoints of a step that passed: one
-// with trigger validation_pass when it had validations, and one with
-// trigger step_complete. The step has passed whatever happens here, so a
-// failure is a warning.
-func (v *hookVerb) checkpointPassedStep(ctx context.Context, b *Backend, name, step string, validations int) {
-	triggers := []v1.CheckpointTrigger{v1.TriggerStepComplete}
-	if validations > 0 {
-		triggers = []v1.CheckpointTrigger{v1.TriggerValidationPass, v1.TriggerStepComplete}
-	}
-	for _, t := range triggers {
-		desc := fmt.Sprintf("step %q passed", step)
-		if t == v1.TriggerValidationPass {
-			desc = fmt.Sprintf("step %q: %d validation(s) passed", step, validations)
-		}
-		out, err := takeCheckpoint(ctx, b, name, checkpoint.Request{Trigger: t, Description: desc, Step: step})
-		if err != nil {
-			_, _ = fmt.Fprintf(v.errOut, "warning: %s checkpoint: %v\n", t, err)
-			return
-		}
-		_, _ = fmt.Fprintf(v.errOut, "checkpoint.%s/%s created (%s, snapshot %s)\n", v1.GroupVersion.Group, out.Checkpoint.Name, t, out.Checkpoint.Spec.Git.SnapshotShort)
-	}
 }
 
 // quoteIfNeeded quotes a path holding a control character (a newline in a

@@ -23,7 +23,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/tether-dev/tether/internal/worker/claim"
+	"github.com/tether-dev/tether/internal/hook/claim"
 )
 
 // ExitNothingToClaim is the exit code of `claim --next` when no Hook is

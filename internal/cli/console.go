@@ -84,15 +84,15 @@ func clusterConsole(mgr manager.Manager, cfg *rest.Config, c *config.Config, key
 }
 
 // logTail reads a Worker's log as tether logs does: its process's log
-// file on this host, or, with a REST config, its Pod's log through the API.
-func logTail(cfg *rest.Config) console.LogTail {
+// file on this host, or, through b's Pod logs, its Pod's log.
+func logTail(b *Backend) console.LogTail {
 	return func(ctx context.Context, w *v1.Worker, limit int64) (string, error) {
 		if w.Spec.Template != nil {
-			if cfg == nil {
+			if b == nil {
 				return "", fmt.Errorf("worker %s runs as a Pod: tether logs worker/%s --cluster reads its log", w.Name, w.Name)
 			}
 			t := &tailWriter{max: int(limit)}
-			if err := printPodLog(ctx, t, &Backend{RESTConfig: cfg}, w, false, false); err != nil {
+			if err := printPodLog(ctx, t, b, w, false, false); err != nil {
 				return "", err
 			}
 			return t.String(), nil
@@ -189,11 +189,11 @@ interface it refuses to start without --allow-remote: it has no login.`,
 			if err != nil {
 				return err
 			}
-			o := console.Options{Reader: b.Client, Watcher: b.Client, Config: cfg, Logs: logTail(b.RESTConfig), LoopbackOnly: !allowRemote}
-			if b.Cluster {
+			o := console.Options{Reader: b.Client, Watcher: b.Client, Config: cfg, Logs: logTail(b), LoopbackOnly: !allowRemote}
+			if b.RESTConfig != nil {
 				o.EventFields = tetherEvents
 			}
-			if km, err := keyManager(g, b); err == nil {
+			if km, err := b.KeyManager(); err == nil {
 				o.Keys = km
 			}
 			h, err := console.New(o)

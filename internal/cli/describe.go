@@ -21,7 +21,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -139,10 +138,8 @@ func Describe(ctx context.Context, b *Backend, cfg *config.Config, rt ResourceTy
 	case tetherv1alpha1.GroupVersion.WithKind("Hook").GroupKind():
 		h := &tetherv1alpha1.Hook{}
 		if err = runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, h); err == nil {
-			if f := h.Status.RecoveryFile; f != "" && !filepath.IsAbs(f) && !b.Cluster {
-				// The local store records it relative to its directory.
-				h.Status.RecoveryFile = filepath.Join(b.Location, f)
-			}
+			// The local store records it relative to its directory.
+			h.Status.RecoveryFile = b.LocalPath(h.Status.RecoveryFile)
 			var cps []tetherv1alpha1.Checkpoint
 			if cps, err = checkpointsOf(ctx, b, h); err == nil {
 				describeHook(w, h, cps, cfg)

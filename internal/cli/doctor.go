@@ -17,7 +17,6 @@ limitations under the License.
 package cli
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -46,10 +45,7 @@ none. It never creates the store, takes no lock and repairs nothing.`,
 			if output != "" && output != "json" && output != "yaml" {
 				return fmt.Errorf("--output: must be one of json, yaml, got %q", output)
 			}
-			if g.Cluster {
-				return errors.New("tether doctor checks a local store; it does not support --cluster")
-			}
-			dir, err := g.StoreDir()
+			dir, err := g.site().doctorStore(g)
 			if err != nil {
 				return err
 			}

@@ -23,7 +23,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 
-	"github.com/tether-dev/tether/internal/worker/claim"
+	"github.com/tether-dev/tether/internal/hook/claim"
 )
 
 // Exit codes of the tether binary. Scripts rely on them; docs/cli.md lists them.

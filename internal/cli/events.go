@@ -18,7 +18,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -31,10 +30,13 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/kubectl/pkg/cmd/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/tether-dev/tether/internal/kubectl/follow"
 )
 
 type eventsOptions struct {
@@ -179,40 +181,14 @@ func (o *eventsOptions) run(ctx context.Context, out, errOut io.Writer) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	wi, err := b.Client.Watch(ctx, &corev1.EventList{}, &client.ListOptions{
-		Namespace: ns, Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion},
-	})
-	if err != nil {
-		return err
-	}
-	defer wi.Stop()
-	for {
-		select {
-		case <-ctx.Done():
+	return follow.Watch(ctx, b.Client, &corev1.EventList{}, func(typ watch.EventType, obj runtime.Object) error {
+		e, ok := obj.(*corev1.Event)
+		if !ok || typ == watch.Deleted || !f.keep(e) {
 			return nil
-		case ev, ok := <-wi.ResultChan():
-			if !ok {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return errors.New("the watch ended: the backend closed it")
-			}
-			if ev.Type == watch.Error {
-				if status, ok := ev.Object.(*metav1.Status); ok {
-					return fmt.Errorf("watch: %s", status.Message)
-				}
-				return fmt.Errorf("watch: %v", ev.Object)
-			}
-			e, ok := ev.Object.(*corev1.Event)
-			if !ok || ev.Type == watch.Deleted || !f.keep(e) {
-				continue
-			}
-			if err := p.PrintObj(e, w); err != nil {
-				return err
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
 		}
-	}
+		if err := p.PrintObj(e, w); err != nil {
+			return err
+		}
+		return w.Flush()
+	}, &client.ListOptions{Namespace: ns, Raw: &metav1.ListOptions{ResourceVersion: list.ResourceVersion}})
 }

@@ -18,13 +18,10 @@ package cli
 
 import (
 	"fmt"
-	"sort"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
@@ -68,30 +65,15 @@ func (o *gcOptions) run(cmd *cobra.Command, g *GlobalOptions) error {
 		return err
 	}
 	defer func() { _ = b.Close() }()
-	var hooks v1.HookList
-	var opts []client.ListOption
-	if !o.allNamespaces {
-		opts = append(opts, client.InNamespace(b.Namespace))
-	}
-	if err := b.Client.List(cmd.Context(), &hooks, opts...); err != nil {
-		return err
-	}
-	type due struct {
-		hook *v1.Hook
-		d    retention.Decision
+	ns := b.Namespace
+	if o.allNamespaces {
+		ns = ""
 	}
 	now := time.Now()
-	var collect []due
-	for i := range hooks.Items {
-		h := &hooks.Items[i]
-		if d, terminal := retention.Decide(h, cfg); terminal && d.Due(now) && h.DeletionTimestamp.IsZero() {
-			collect = append(collect, due{h, d})
-		}
+	collect, err := retention.Collect(cmd.Context(), b.Client, ns, cfg, now, o.dryRun)
+	if err != nil {
+		return err
 	}
-	sort.Slice(collect, func(i, j int) bool {
-		a, b := collect[i].hook, collect[j].hook
-		return a.Namespace < b.Namespace || a.Namespace == b.Namespace && a.Name < b.Name
-	})
 	out := cmd.OutOrStdout()
 	if len(collect) == 0 {
 		_, err := fmt.Fprintln(out, "No terminal hooks are due for deletion.")
@@ -105,26 +87,13 @@ func (o *gcOptions) run(cmd *cobra.Command, g *GlobalOptions) error {
 	_, _ = fmt.Fprintln(w, header)
 	var failed error
 	for _, c := range collect {
-		result := "would be deleted (dry run)"
-		if !o.dryRun {
-			result = "deleted"
-			err := b.Client.Delete(cmd.Context(), c.hook,
-				client.Preconditions{UID: &c.hook.UID, ResourceVersion: &c.hook.ResourceVersion},
-				client.PropagationPolicy("Background"))
-			switch {
-			case apierrors.IsNotFound(err):
-				result = "already gone"
-			case err != nil:
-				result = "not deleted: " + err.Error()
-				if failed == nil {
-					failed = fmt.Errorf("hook %s/%s: %w", c.hook.Namespace, c.hook.Name, err)
-				}
-			}
+		if c.Err != nil && failed == nil {
+			failed = fmt.Errorf("hook %s/%s: %w", c.Hook.Namespace, c.Hook.Name, c.Err)
 		}
-		row := fmt.Sprintf("hook.%s/%s\t%s\t%s\t%s\t%s\t%s", v1.GroupVersion.Group, c.hook.Name, c.d.State,
-			c.d.Since.UTC().Format(time.RFC3339), c.d.TTL, now.Sub(c.d.DueAt).Truncate(time.Second), result)
+		row := fmt.Sprintf("hook.%s/%s\t%s\t%s\t%s\t%s\t%s", v1.GroupVersion.Group, c.Hook.Name, c.Decision.State,
+			c.Decision.Since.UTC().Format(time.RFC3339), c.Decision.TTL, now.Sub(c.Decision.DueAt).Truncate(time.Second), c.Result)
 		if o.allNamespaces {
-			row = c.hook.Namespace + "\t" + row
+			row = c.Hook.Namespace + "\t" + row
 		}
 		_, _ = fmt.Fprintln(w, row)
 	}

@@ -30,6 +30,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/cli-runtime/pkg/printers"
+
+	"github.com/tether-dev/tether/internal/kubectl/follow"
 )
 
 // runWatch lists the target's objects (unless --watch-only), then prints
@@ -96,38 +98,11 @@ func (o *getOptions) runWatch(ctx context.Context, b *Backend, targets []Target,
 	lo.Raw = &metav1.ListOptions{ResourceVersion: list.GetResourceVersion()}
 	watchList := &unstructured.UnstructuredList{}
 	watchList.SetGroupVersionKind(list.GroupVersionKind())
-	wi, err := b.Client.Watch(ctx, watchList, lo)
-	if err != nil {
-		return err
-	}
-	defer wi.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-wi.ResultChan():
-			if !ok {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return errors.New("the watch ended: the backend closed it")
-			}
-			switch ev.Type {
-			case watch.Error:
-				if status, ok := ev.Object.(*metav1.Status); ok {
-					return fmt.Errorf("watch: %s", status.Message)
-				}
-				return fmt.Errorf("watch: %v", ev.Object)
-			case watch.Bookmark:
-				continue
-			}
-			u, ok := ev.Object.(*unstructured.Unstructured)
-			if !ok {
-				return fmt.Errorf("watch: unexpected object %T", ev.Object)
-			}
-			if err := print(ev.Type, u, []*unstructured.Unstructured{u}); err != nil {
-				return err
-			}
+	return follow.Watch(ctx, b.Client, watchList, func(typ watch.EventType, obj runtime.Object) error {
+		u, ok := obj.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("watch: unexpected object %T", obj)
 		}
-	}
+		return print(typ, u, []*unstructured.Unstructured{u})
+	}, lo)
 }

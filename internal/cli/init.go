@@ -74,11 +74,9 @@ overwrite), it has changed nothing. It ends with the commands to run next.`,
 			}
 			// Everything that can refuse is checked before anything is
 			// written: a refusal changes nothing.
-			store, storeState := "", ""
-			if !g.Cluster {
-				if store, storeState, err = initStorePath(g, root); err != nil {
-					return err
-				}
+			store, storeState, err := g.site().initStore(g, root)
+			if err != nil {
+				return err
 			}
 			if agent != "" {
 				if _, err := editAgentHooks(kind, true, scope, root, true); err != nil {
@@ -182,13 +180,7 @@ func initStore(cmd *cobra.Command, g *GlobalOptions, store, state string) error 
 // tether, with --store when the store would not be found from the
 // repository, and -n when a namespace was given.
 func nextSteps(g *GlobalOptions, root, store, agent string) string {
-	flags := ""
-	switch {
-	case g.Cluster:
-		flags = " --cluster"
-	case store != filepath.Join(root, StoreDirName):
-		flags = " --store " + store
-	}
+	flags := g.site().flags(root, store)
 	if ns := *g.KubeConfig.Namespace; ns != "" {
 		flags += " -n " + ns
 	}

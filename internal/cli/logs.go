@@ -28,9 +28,9 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/kubernetes"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/worker/workerfsm"
 )
 
 func newLogsCommand(g *GlobalOptions) *cobra.Command {
@@ -98,8 +98,9 @@ func workerLogFile(w *v1.Worker) (string, error) {
 // printPodLog streams the log of the agent container of w's current Pod,
 // or of the one before it, through the API server.
 func printPodLog(ctx context.Context, out io.Writer, b *Backend, w *v1.Worker, follow, previous bool) error {
-	if b.RESTConfig == nil {
-		return fmt.Errorf("worker %s runs as a Pod: read its log with --cluster", w.Name)
+	stream, err := b.podLogs()
+	if err != nil {
+		return fmt.Errorf("worker %s runs as a Pod: %w", w.Name, err)
 	}
 	pod := w.Status.PodName
 	if previous {
@@ -110,25 +111,21 @@ func printPodLog(ctx context.Context, out io.Writer, b *Backend, w *v1.Worker, f
 		if pod != "" {
 			n--
 		}
-		pod = fmt.Sprintf("%s-%d", w.Name, n)
+		pod = workerfsm.PodName(w, n)
 	}
 	if pod == "" {
 		return fmt.Errorf("worker %s has no Pod now (phase %q); -p prints the last one's log", w.Name, w.Status.Phase)
-	}
-	cs, err := kubernetes.NewForConfig(b.RESTConfig)
-	if err != nil {
-		return err
 	}
 	opts := &corev1.PodLogOptions{Follow: follow}
 	if containers := w.Spec.Template.Spec.Containers; len(containers) > 0 {
 		opts.Container = containers[0].Name
 	}
-	stream, err := cs.CoreV1().Pods(w.Namespace).GetLogs(pod, opts).Stream(ctx)
+	logs, err := stream(ctx, w.Namespace, pod, opts)
 	if err != nil {
 		return fmt.Errorf("pod %s: %w", pod, err)
 	}
-	defer func() { _ = stream.Close() }()
-	_, err = io.Copy(out, stream)
+	defer func() { _ = logs.Close() }()
+	_, err = io.Copy(out, logs)
 	if ctx.Err() != nil {
 		return nil
 	}

@@ -96,7 +96,7 @@ func TestPrintPodLog(t *testing.T) {
 				}}},
 				Status: v1.WorkerStatus{PodName: "agent-1", Restarts: 1},
 			}
-			b := &Backend{RESTConfig: &rest.Config{Host: srv.URL}}
+			b := &Backend{podLogs: clusterPodLogs(&rest.Config{Host: srv.URL})}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			pr, pw := io.Pipe()

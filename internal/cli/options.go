@@ -82,17 +82,7 @@ func (o *GlobalOptions) Namespace() (string, error) {
 	if ns, err := o.namespaceFlag(); ns != "" || err != nil {
 		return ns, err
 	}
-	if o.Cluster {
-		ns, _, err := o.KubeConfig.ToRawKubeConfigLoader().Namespace()
-		if err != nil {
-			return "", err
-		}
-		if msgs := apivalidation.ValidateNamespaceName(ns, false); len(msgs) > 0 {
-			return "", fmt.Errorf("the kubeconfig context's namespace %q is not a valid namespace name: %s", ns, strings.Join(msgs, "; "))
-		}
-		return ns, nil
-	}
-	return "default", nil
+	return o.site().defaultNamespace(o)
 }
 
 // namespaceFlag is the namespace -n gives, "" without it, or an error

@@ -27,7 +27,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 )
 
@@ -75,7 +74,7 @@ is no key to verify with (the rest is still checked and printed).`,
 				return err
 			}
 			defer func() { _ = b.Close() }()
-			km, err := keyManager(g, b)
+			km, err := b.KeyManager()
 			if err != nil {
 				return err
 			}
@@ -176,7 +175,7 @@ Its DSSE keyid, the hex SHA-256 of the 32 key bytes, is printed to stderr.`,
 				return err
 			}
 			defer func() { _ = b.Close() }()
-			km, err := keyManager(g, b)
+			km, err := b.KeyManager()
 			if err != nil {
 				return err
 			}
@@ -195,18 +194,4 @@ Its DSSE keyid, the hex SHA-256 of the 32 key bytes, is printed to stderr.`,
 			return nil
 		},
 	}
-}
-
-// keyManager is where the receipt keys live: the Secret in the Hook's
-// namespace on a cluster; on the local store, the master key file in the
-// configuration's keyDir ($TETHER_HOME/keys by default).
-func keyManager(g *GlobalOptions, b *Backend) (receipts.KeyManager, error) {
-	if b.Cluster {
-		return &receipts.SecretKeyManager{Client: b.Client}, nil
-	}
-	cfg, err := config.Load(g.ConfigFile)
-	if err != nil {
-		return nil, err
-	}
-	return &receipts.FileKeyManager{Dir: cfg.KeyDir}, nil
 }

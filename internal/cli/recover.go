@@ -18,12 +18,12 @@ package cli
 
 import (
 	"context"
+	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
@@ -53,7 +53,7 @@ except that it finds the files changed since the last checkpoint with git.` + ho
 			if err != nil {
 				return err
 			}
-			text, err := recoveryText(cmd.Context(), g, b, key, cmd.ErrOrStderr())
+			text, err := recoveryText(cmd.Context(), b, key, cmd.ErrOrStderr())
 			if err != nil {
 				return err
 			}
@@ -65,19 +65,13 @@ except that it finds the files changed since the last checkpoint with git.` + ho
 
 // recoveryText renders the recovery file of the Hook at key, as tether
 // recover prints it; warnings about the checkpoints go to errOut.
-func recoveryText(ctx context.Context, g *GlobalOptions, b *Backend, key client.ObjectKey, errOut io.Writer) ([]byte, error) {
-	hook := &v1.Hook{}
-	if err := b.Client.Get(ctx, key, hook); err != nil {
-		return nil, err
-	}
+func recoveryText(ctx context.Context, b *Backend, key client.ObjectKey, errOut io.Writer) ([]byte, error) {
 	// Without a usable key the file still renders, saying so per receipt.
 	var evidence recoveryfile.Evidence
-	if km, err := keyManager(g, b); err == nil {
+	if km, err := b.KeyManager(); err == nil {
 		evidence = receipts.EvidenceFunc(ctx, km)
 	}
-	opts := recoveryfile.Options{Evidence: evidence}
-	if err := addCheckpoints(ctx, b, hook, &opts, errOut); err != nil {
-		return nil, err
-	}
-	return recoveryfile.Render(hook, opts), nil
+	return recoveryfile.RenderLive(ctx, b.Client, key, evidence, func(msg string) {
+		_, _ = fmt.Fprintf(errOut, "warning: %s\n", msg)
+	})
 }

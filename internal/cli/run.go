@@ -134,8 +134,8 @@ The log goes to stderr: human-readable lines on a terminal, JSON lines
 otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if g.Cluster && cmd.Flags().Changed("event-ttl") {
-				return fmt.Errorf("--event-ttl: only on the local store; a cluster's API server expires Events itself (kube-apiserver --event-ttl)")
+			if err := g.site().checkRunFlags(cmd.Flags()); err != nil {
+				return err
 			}
 			chooseLogEncoder(&o.zap, cmd.Flags(), stderrIsTerminal())
 			log := zap.New(zap.UseFlagOptions(&o.zap))
@@ -181,16 +181,12 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 	if err != nil {
 		return err
 	}
-	// The one place that knows there are two backends: each constructor
-	// returns a complete Manager and what the reconcilers need of it.
+	// The site chooses the Manager's constructor: each returns a complete
+	// Manager and what the reconcilers need of it.
 	if o.eventTTL < 0 {
 		return fmt.Errorf("--event-ttl: %s is negative; 0 keeps Events", o.eventTTL)
 	}
-	newBackend := o.localBackend
-	if g.Cluster {
-		newBackend = o.clusterBackend
-	}
-	mgr, setup, err := newBackend(ctx, g, s, cfg, log)
+	mgr, setup, err := g.site().manager(o)(ctx, g, s, cfg, log)
 	if err != nil {
 		return err
 	}

@@ -62,10 +62,10 @@ an attempt.` + hookArgNote,
 	return cmd
 }
 
-// stepDone runs `step done` through the stepdone package and shows the
-// Hook it concluded.
+// stepDone runs `step done` through the stepdone package, with the
+// checkpoints of a pass, and shows the Hook it concluded.
 func (v *hookVerb) stepDone(ctx context.Context, b *Backend, name string) error {
-	km, err := keyManager(v.global, b)
+	km, err := b.KeyManager()
 	if err != nil {
 		return err
 	}
@@ -85,16 +85,14 @@ func (v *hookVerb) stepDone(ctx context.Context, b *Backend, name string) error 
 			}
 			return cfg.Effective(&hook.Spec).StaleAfter
 		},
-		Out: v.errOut,
+		Out:         v.errOut,
+		Checkpoints: true,
 	})
 	if out == nil {
 		return explainHookErr(name, err)
 	}
 	if showErr := v.show(b, out.Hook); showErr != nil {
 		return showErr
-	}
-	if err == nil && out.Passed {
-		v.checkpointPassedStep(ctx, b, name, out.Step, out.Validations)
 	}
 	return err
 }

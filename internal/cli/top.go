@@ -121,7 +121,7 @@ func (o *topOptions) run(cmd *cobra.Command) error {
 	// The screen is the view's: client-go's log lines would tear it, and
 	// the view reports watch errors itself.
 	klog.SetLogger(logr.Discard())
-	opts.Actions = &topActions{g: o.g, b: b, cfg: cfg, actor: actorOr(TopActor)}
+	opts.Actions = &topActions{b: b, cfg: cfg, actor: actorOr(TopActor)}
 	return top.Run(ctx, src, opts, cmd.InOrStdin(), cmd.OutOrStdout())
 }
 
@@ -147,7 +147,6 @@ func actorOr(def string) string {
 // topActions are tether top's keys, done by the verbs' own functions on
 // the view's backend.
 type topActions struct {
-	g     *GlobalOptions
 	b     *Backend
 	cfg   *config.Config
 	actor string
@@ -171,7 +170,7 @@ func (a *topActions) Describe(ctx context.Context, obj top.Object) (string, erro
 // Recover is tether recover of a Hook; warnings follow the file.
 func (a *topActions) Recover(ctx context.Context, hook client.ObjectKey) (string, error) {
 	var warnings bytes.Buffer
-	text, err := recoveryText(ctx, a.g, a.b, hook, &warnings)
+	text, err := recoveryText(ctx, a.b, hook, &warnings)
 	if err != nil {
 		return "", err
 	}

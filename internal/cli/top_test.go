@@ -100,7 +100,7 @@ func newTopEnv(t *testing.T) *topEnv {
 		t.Fatal(err)
 	}
 	m := top.New(ctx, src, top.Options{Namespace: "default", Config: cfg,
-		Actions: &topActions{g: g, b: b, cfg: cfg, actor: actorOr(TopActor)}})
+		Actions: &topActions{b: b, cfg: cfg, actor: actorOr(TopActor)}})
 	e.tm = teatest.NewTestModel(t, m, teatest.WithInitialTermSize(140, 50))
 	t.Cleanup(func() { _ = e.tm.Quit() })
 	e.waitOutput("beta")

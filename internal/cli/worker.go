@@ -23,11 +23,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/worker/workerfsm"
 	"github.com/tether-dev/tether/internal/worker/workerwrite"
 )
 
@@ -38,18 +35,6 @@ func newWorkerCommand(g *GlobalOptions) *cobra.Command {
 	}
 	cmd.AddCommand(newWorkerRestartCommand(g), newWorkerHeartbeatCommand(g))
 	return cmd
-}
-
-// updateWorkerStatus applies mutate to the Worker's status and writes it
-// through workerwrite, re-reading on a conflict.
-func updateWorkerStatus(cmd *cobra.Command, g *GlobalOptions, name string, mutate workerwrite.Mutate) error {
-	b, err := g.Backend(cmd.Context())
-	if err != nil {
-		return err
-	}
-	defer func() { _ = b.Close() }()
-	_, err = workerwrite.Update(cmd.Context(), b.Client, types.NamespacedName{Namespace: b.Namespace, Name: name}, mutate)
-	return err
 }
 
 func newWorkerRestartCommand(g *GlobalOptions) *cobra.Command {
@@ -96,33 +81,19 @@ holds are freed, like a Kubernetes node whose lease expired.`,
 			if err != nil {
 				return err
 			}
-			err = updateWorkerStatus(cmd, g, args[0], func(w *v1.Worker) error {
-				now := metav1.NewMicroTime(time.Now())
-				w.Status.LastHeartbeat, w.Status.Host = &now, host
-				return workerfsm.Apply(&w.Status, workerfsm.Heartbeat)
-			})
-			return err
+			b, err := g.Backend(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer func() { _ = b.Close() }()
+			return workerwrite.Heartbeat(cmd.Context(), b.Client, types.NamespacedName{Namespace: b.Namespace, Name: args[0]}, host, time.Now())
 		},
 	}
 }
 
 // restartWorker asks tether run to restart the Worker at key and resets
-// its crash window; an adopted Worker, or one on another host, is refused.
+// its crash window (workerwrite.Restart).
 func restartWorker(ctx context.Context, b *Backend, key types.NamespacedName) error {
 	host, _ := os.Hostname()
-	_, err := workerwrite.Update(ctx, b.Client, key, func(w *v1.Worker) error {
-		if w.Spec.Adopt != nil {
-			return fmt.Errorf("worker %s adopted pid %d: tether only watches an adopted process and never stops or starts it; restart that process yourself, then set spec.adopt.pid to the new one (tether apply or tether edit)", w.Name, w.Spec.Adopt.PID)
-		}
-		if w.Spec.Template == nil && w.Status.Host != "" && w.Status.Host != host {
-			return fmt.Errorf("worker %s runs on host %s: restart it there", w.Name, w.Status.Host)
-		}
-		now := metav1.NewTime(time.Now())
-		w.Status.WindowStart = &now
-		for i := range w.Status.Crashes {
-			w.Status.Crashes[i].Forgiven = true
-		}
-		return workerfsm.Apply(&w.Status, workerfsm.RestartRequested)
-	})
-	return err
+	return workerwrite.Restart(ctx, b.Client, key, host, time.Now())
 }

@@ -218,7 +218,7 @@ func hasFlag(args []string, flag string) bool {
 // commands. It is a reader, not a shell: quotes and backslashes are removed,
 // "$(...)" and backquotes stay inside their word, and expansions are not
 // performed.
-func splitCommands(s string) [][]string {
+func splitCommands(s string) [][]string { //nolint:gocyclo // one lexer over a command line, a case per token kind; split, its word and command state would be threaded through every piece
 	var (
 		cmds     [][]string
 		argv     []string

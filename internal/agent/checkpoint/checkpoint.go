@@ -24,6 +24,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -35,8 +36,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // Finalizer is on every Checkpoint: the Checkpoint reconciler deletes the
@@ -61,9 +62,12 @@ type Request struct {
 	// Step overrides the step recorded (default: the Hook's current step),
 	// for a checkpoint of a step that just passed.
 	Step string
-	// Workspace overrides the Hook's spec.workspace (the CLI uses the
-	// working directory when the spec has none).
+	// Workspace overrides the Hook's spec.workspace.
 	Workspace string
+	// OrWorkingDir snapshots the working directory when neither Workspace
+	// nor spec.workspace names one: where the verbs run a Hook's
+	// validations (tether checkpoint, step done).
+	OrWorkingDir bool
 	// SkipUnchanged takes nothing when the workspace's tree equals the
 	// last checkpoint's (the interval trigger).
 	SkipUnchanged bool
@@ -78,6 +82,13 @@ type Request struct {
 	// Actor is who took the checkpoint ("tether checkpoint",
 	// "tether-checkpoint-controller"), for the Event.
 	Actor string
+	// NoHookWrite leaves the Hook alone, for a caller that is not a writer
+	// of its status (the interval reconciler: the Hook reconciler is the
+	// one controller that writes it). The sequence number is then taken by
+	// the Checkpoint's name, one past the Hook's status.checkpointSeq and
+	// on past any taken (ref or object), and the Hook reconciler records
+	// status.checkpointSeq and lastCheckpoint from the Checkpoint.
+	NoHookWrite bool
 }
 
 // ReasonTaken is the reason of the Event of every checkpoint taken.
@@ -110,7 +121,8 @@ func Name(hook string, seq int64) string {
 // next sequence number with a compare-and-swap on the Hook's
 // status.checkpointSeq, stores the snapshot under its ref, creates the
 // Checkpoint object (owned by the Hook, with the Finalizer that deletes the
-// ref) and records it as the Hook's status.lastCheckpoint. When creating
+// ref) and records it as the Hook's status.lastCheckpoint (with
+// NoHookWrite, the last two steps only). When creating
 // the object fails, the ref is deleted again: no ref without an object.
 func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Request) (*Outcome, error) {
 	if req.Trigger == "" {
@@ -127,6 +139,13 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 	ws := req.Workspace
 	if ws == "" {
 		ws = hook.Spec.Workspace
+	}
+	if ws == "" && req.OrWorkingDir {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		ws = wd
 	}
 	if ws == "" {
 		return nil, fmt.Errorf("hook %q: %w", key.Name, snapshot.ErrNoWorkspace)
@@ -148,15 +167,19 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 
 	var cp *v1.Checkpoint
 	var res *snapshot.Result
+	seq := hook.Status.CheckpointSeq
 	for attempt := 0; ; attempt++ {
 		if attempt == maxAttempts {
 			return nil, fmt.Errorf("hook %q: no free checkpoint sequence number after %d tries", key.Name, maxAttempts)
 		}
-		seq, h, err := allocate(ctx, c, key)
-		if err != nil {
-			return nil, err
+		if req.NoHookWrite {
+			seq++
+		} else {
+			var err error
+			if seq, hook, err = allocate(ctx, c, key); err != nil {
+				return nil, err
+			}
 		}
-		hook = h
 		msg := fmt.Sprintf("tether checkpoint %s/%s #%d (%s)", key.Namespace, key.Name, seq, req.Trigger)
 		if req.Description != "" {
 			msg += "\n\n" + req.Description
@@ -191,6 +214,9 @@ func Take(ctx context.Context, c client.Client, key client.ObjectKey, req Reques
 		req.Recorder.Eventf(hook, cp, corev1.EventTypeNormal, ReasonTaken, "Checkpoint",
 			"%s checkpoint %s by %s (seq %d, snapshot %s, %d files changed)", req.Trigger, cp.Name, actor,
 			cp.Spec.Seq, cp.Spec.Git.SnapshotShort, len(cp.Spec.Files))
+	}
+	if req.NoHookWrite {
+		return &Outcome{Checkpoint: cp, Snapshot: res}, nil
 	}
 	if err := recordLast(ctx, c, key, cp, now()); err != nil {
 		return &Outcome{Checkpoint: cp, Snapshot: res}, fmt.Errorf("checkpoint %s created, but recording it in hook %q's status failed: %w", cp.Name, key.Name, err)

@@ -32,8 +32,8 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 func newClient(t testing.TB) client.Client {
@@ -190,6 +190,41 @@ func TestTake(t *testing.T) {
 				t.Fatal(err)
 			}
 			tt.check(t, out)
+		})
+	}
+}
+
+// TestTakeWithoutWorkspace checks a Hook without spec.workspace: refused
+// unless the request snapshots the working directory (OrWorkingDir), as
+// tether checkpoint and step done do.
+func TestTakeWithoutWorkspace(t *testing.T) {
+	for _, tt := range []struct {
+		name         string
+		orWorkingDir bool
+		wantErr      error
+	}{
+		{name: "refused", wantErr: snapshot.ErrNoWorkspace},
+		{name: "the working directory", orWorkingDir: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClient(t)
+			wd := t.TempDir()
+			gitInit(t, wd)
+			t.Chdir(wd)
+			key := createHook(t, c, "h", "")
+			out, err := checkpoint.Take(context.Background(), c, key, checkpoint.Request{Trigger: v1.TriggerManual, OrWorkingDir: tt.orWorkingDir})
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("Take = %v, want %v", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if out.Checkpoint.Spec.Workspace != wd {
+				t.Errorf("workspace %q, want the working directory %q", out.Checkpoint.Spec.Workspace, wd)
+			}
 		})
 	}
 }

@@ -14,12 +14,16 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package stepdone is the `step done` protocol, callable in-process: move
+// Package stepdone is the step protocol, callable in-process. Begin is
+// `step begin`: step_running, with the files the step touches detected in
+// its workspace. Run is `step done`: move
 // the Hook to step_validating, run the current step's validate commands
 // while heartbeating, sign one receipt per command, and record pass or
 // fail_validation; a signal (or a cancelled context) during the run kills
 // the running command and moves the Hook to recovering
-// (validation_interrupted). Every status change goes through hookwrite.
+// (validation_interrupted); a pass is followed by its checkpoints
+// (validation_pass, step_complete). Every status change goes through
+// hookwrite.
 package stepdone
 
 import (
@@ -36,12 +40,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/stepfiles"
+	"github.com/tether-dev/tether/internal/agent/checkpoint"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/hook/validation"
+	"github.com/tether-dev/tether/internal/workspace/stepfiles"
 )
 
 // maxMessage is status.history[].message's MaxLength.
@@ -66,6 +71,9 @@ type Options struct {
 	Out io.Writer
 	// Signals interrupt the validation; nil means SIGINT and SIGTERM.
 	Signals []os.Signal
+	// Checkpoints, when set, takes the checkpoints of a step that passed
+	// (TakePassedCheckpoints) before Run returns.
+	Checkpoints bool
 }
 
 // Outcome is the result of a run that recorded a conclusion.
@@ -80,6 +88,9 @@ type Outcome struct {
 	Step string
 	// Validations is how many validate commands the step declares.
 	Validations int
+	// Checkpoints are the checkpoints taken after the pass, with
+	// Options.Checkpoints.
+	Checkpoints []*v1.Checkpoint
 }
 
 // Run runs `step done` on the Hook opts.Key. The transition is checked, and
@@ -90,11 +101,57 @@ type Outcome struct {
 // recorded conclusion is returned with a nil error on a pass, and with an
 // error on a failed validation or an interruption (then the Hook is
 // recovering); the caller shows the Hook either way.
+//
+// With opts.Checkpoints, a pass is followed by its checkpoints: a failure
+// to take them is a warning on opts.Out, never Run's error, as the step
+// has passed whatever happens to them.
 func Run(ctx context.Context, opts Options) (*Outcome, error) {
-	out := opts.Out
-	if out == nil {
-		out = io.Discard
+	if opts.Out == nil {
+		opts.Out = io.Discard
 	}
+	o, err := run(ctx, &opts)
+	if err == nil && o != nil && o.Passed && opts.Checkpoints {
+		o.Checkpoints = TakePassedCheckpoints(ctx, opts.Client, o, opts.Write, opts.Out)
+	}
+	return o, err
+}
+
+// PassedTriggers are the triggers of the checkpoints of a step that passed
+// with validations validate commands: validation_pass when it had any,
+// then step_complete.
+func PassedTriggers(validations int) []v1.CheckpointTrigger {
+	if validations > 0 {
+		return []v1.CheckpointTrigger{v1.TriggerValidationPass, v1.TriggerStepComplete}
+	}
+	return []v1.CheckpointTrigger{v1.TriggerStepComplete}
+}
+
+// TakePassedCheckpoints takes the checkpoints of the step o passed, one per
+// PassedTriggers, in spec.workspace or, without one, in the working
+// directory where the validations ran. It reports each on out as
+// "checkpoint.GROUP/NAME created (TRIGGER, snapshot SHORT)"; the first
+// failure is a warning there and ends it.
+func TakePassedCheckpoints(ctx context.Context, c client.Client, o *Outcome, write hookwrite.Options, out io.Writer) []*v1.Checkpoint {
+	var taken []*v1.Checkpoint
+	for _, t := range PassedTriggers(o.Validations) {
+		desc := fmt.Sprintf("step %q passed", o.Step)
+		if t == v1.TriggerValidationPass {
+			desc = fmt.Sprintf("step %q: %d validation(s) passed", o.Step, o.Validations)
+		}
+		req := checkpoint.Request{Trigger: t, Description: desc, Step: o.Step, OrWorkingDir: true, Recorder: write.Recorder, Actor: write.Actor}
+		res, err := checkpoint.Take(ctx, c, client.ObjectKeyFromObject(o.Hook), req)
+		if err != nil {
+			_, _ = fmt.Fprintf(out, "warning: %s checkpoint: %v\n", t, err)
+			return taken
+		}
+		taken = append(taken, res.Checkpoint)
+		_, _ = fmt.Fprintf(out, "checkpoint.%s/%s created (%s, snapshot %s)\n", v1.GroupVersion.Group, res.Checkpoint.Name, t, res.Checkpoint.Spec.Git.SnapshotShort)
+	}
+	return taken
+}
+
+func run(ctx context.Context, opts *Options) (*Outcome, error) {
+	out := opts.Out
 	hook := &v1.Hook{}
 	if err := opts.Client.Get(ctx, opts.Key, hook); err != nil {
 		return nil, err
@@ -112,7 +169,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 
-	hook, err = transition(ctx, &opts, hookwrite.Input(hookfsm.Input{Event: hookfsm.Validate}))
+	hook, err = transition(ctx, opts, hookwrite.Input(hookfsm.Input{Event: hookfsm.Validate}))
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +193,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	hbDone.Add(1)
 	go func() {
 		defer hbDone.Done()
-		heartbeatWhileValidating(hbCtx, &opts, out, hook, cs)
+		heartbeatWhileValidating(hbCtx, opts, out, hook, cs)
 	}()
 	results, runErr := validation.Run(runCtx, workspace, step.Validate, validation.Options{
 		Stdout: out, Stderr: out,
@@ -148,9 +205,9 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	hbDone.Wait()
 
 	if runErr != nil {
-		return interrupted(context.WithoutCancel(ctx), &opts, cs, runErr)
+		return interrupted(context.WithoutCancel(ctx), opts, cs, runErr)
 	}
-	return conclude(ctx, &opts, cs, results, signer, step, stepFiles(ctx, out, hook, cs))
+	return conclude(ctx, opts, cs, results, signer, step, stepFiles(ctx, out, hook, cs))
 }
 
 // stepFiles is the files the step changed since its base tree, for its

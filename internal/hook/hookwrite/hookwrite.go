@@ -18,14 +18,17 @@ limitations under the License.
 // event through the pure state machine in hookfsm, writes the status back
 // with retry-on-conflict and records an Event on the Hook naming the actor.
 //
-// It is the one way to change a Hook's status. The agent verbs call
-// Transition; tether repair calls RebuildStatus. The Hook reconciler, which applies its phases in memory and
+// It is the one way to change a Hook's status, and Update the one way to
+// change its spec (a claim, a pause). The agent verbs call Transition;
+// tether repair calls RebuildStatus; UpdateStatus changes anything but
+// status.state. The Hook reconciler, which applies its phases in memory and
 // writes once per reconcile, calls Apply and Emit, the pure and the
 // recording halves of the same step, so both follow one encoding.
 package hookwrite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -234,7 +237,7 @@ type Build func(hook *v1.Hook) (hookfsm.Input, error)
 // and is returned as is.
 func Transition(ctx context.Context, c client.Client, key client.ObjectKey, build Build, opts Options) (*v1.Hook, Result, error) {
 	var res Result
-	hook, err := UpdateStatus(ctx, c, key, func(h *v1.Hook) (bool, error) {
+	hook, err := readModifyWrite(ctx, c, key, func(h *v1.Hook) (bool, error) {
 		in, err := build(h)
 		if err != nil {
 			return false, err
@@ -245,7 +248,7 @@ func Transition(ctx context.Context, c client.Client, key client.ObjectKey, buil
 		}
 		res = r
 		return r.Changed, nil
-	})
+	}, statusWrite)
 	if err != nil {
 		return nil, Result{}, err
 	}
@@ -253,16 +256,68 @@ func Transition(ctx context.Context, c client.Client, key client.ObjectKey, buil
 	return hook, res, nil
 }
 
-// Mutate changes the status of the Hook just read and reports whether it
-// changed anything; an error writes nothing.
+// Mutate changes the Hook just read and reports whether it changed
+// anything; an error writes nothing and is returned as it is.
 type Mutate func(hook *v1.Hook) (changed bool, err error)
 
-// UpdateStatus is the one read-modify-write of a Hook's status: it reads
-// the Hook key with c, lets mutate change it, and writes the status under
-// the resourceVersion it read, starting again from the read on a
-// conflict. Nothing is written when mutate changes nothing. It returns
-// the Hook as last read or written.
+// StateChangeError refuses a status write that changes status.state
+// outside Transition: a state changes only through the state machine,
+// which also records the history entry and the Event of the change.
+type StateChangeError struct {
+	// Name is the Hook's name.
+	Name string
+	// From is the state the Hook was read in.
+	From v1.HookState
+	// To is the state the mutation set.
+	To v1.HookState
+}
+
+// Error names the Hook and the change refused.
+func (e *StateChangeError) Error() string {
+	return fmt.Sprintf("hook %s: a status write may not change status.state (%s to %s) outside a transition", e.Name, stateOr(e.From), stateOr(e.To))
+}
+
+// UpdateStatus is the one read-modify-write of a Hook's status outside a
+// transition: it reads the Hook key with c, lets mutate change it, and
+// writes the status under the resourceVersion it read, starting again from
+// the read on a conflict. Nothing is written when mutate changes nothing;
+// a mutation that changes status.state is refused with a
+// *StateChangeError, since only Transition changes it. It returns the Hook
+// as last read or written.
 func UpdateStatus(ctx context.Context, c client.Client, key client.ObjectKey, mutate Mutate) (*v1.Hook, error) {
+	return readModifyWrite(ctx, c, key, func(h *v1.Hook) (bool, error) {
+		from := h.Status.State
+		changed, err := mutate(h)
+		if err == nil && h.Status.State != from {
+			err = &StateChangeError{Name: h.Name, From: from, To: h.Status.State}
+		}
+		return changed, err
+	}, statusWrite)
+}
+
+// Update is the one read-modify-write of a Hook's spec and metadata (a
+// claim, a pause): it reads the Hook key with c, lets mutate change it, and
+// writes it under the resourceVersion it read, starting again from the read
+// when the write loses to another change. Nothing is written when mutate
+// changes nothing; mutate's own errors, a Conflict among them, end it as
+// they are. It returns the Hook as last read or written.
+func Update(ctx context.Context, c client.Client, key client.ObjectKey, mutate Mutate) (*v1.Hook, error) {
+	return readModifyWrite(ctx, c, key, mutate, func(ctx context.Context, c client.Client, h *v1.Hook) error {
+		return c.Update(ctx, h)
+	})
+}
+
+func statusWrite(ctx context.Context, c client.Client, h *v1.Hook) error {
+	return c.Status().Update(ctx, h)
+}
+
+// mutateError carries an error of the mutation through the retry, which
+// would otherwise take a Conflict the mutation decided for a lost write.
+type mutateError struct{ err error }
+
+func (e *mutateError) Error() string { return e.err.Error() }
+
+func readModifyWrite(ctx context.Context, c client.Client, key client.ObjectKey, mutate Mutate, write func(context.Context, client.Client, *v1.Hook) error) (*v1.Hook, error) {
 	var hook *v1.Hook
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		h := &v1.Hook{}
@@ -271,16 +326,20 @@ func UpdateStatus(ctx context.Context, c client.Client, key client.ObjectKey, mu
 		}
 		changed, err := mutate(h)
 		if err != nil {
-			return err
+			return &mutateError{err}
 		}
 		if changed {
-			if err := c.Status().Update(ctx, h); err != nil {
+			if err := write(ctx, c, h); err != nil {
 				return err
 			}
 		}
 		hook = h
 		return nil
 	})
+	var me *mutateError
+	if errors.As(err, &me) {
+		return nil, me.err
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -50,7 +50,7 @@ const maxEventNote = 1024
 // history is refused with hookfsm's *HistoryError, writing nothing.
 func RebuildStatus(ctx context.Context, c client.Client, key client.ObjectKey, opts Options) (*v1.Hook, []hookfsm.Disagreement, error) {
 	var ds []hookfsm.Disagreement
-	hook, err := UpdateStatus(ctx, c, key, func(h *v1.Hook) (bool, error) {
+	hook, err := readModifyWrite(ctx, c, key, func(h *v1.Hook) (bool, error) {
 		st, found, err := hookfsm.Rebuild(h)
 		ds = found
 		if err != nil || len(found) == 0 {
@@ -63,7 +63,7 @@ func RebuildStatus(ctx context.Context, c client.Client, key client.ObjectKey, o
 			ObservedGeneration: h.Generation, LastTransitionTime: metav1.NewTime(opts.now()),
 		})
 		return true, nil
-	})
+	}, statusWrite)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -30,10 +30,10 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 )
 
 // Event reasons of pause and unpause.
@@ -140,23 +140,16 @@ func Reason(hook *v1.Hook) string {
 	return hook.Annotations[v1.PauseReasonAnnotation]
 }
 
-// update reads the Hook, lets mutate change it and writes it under the
-// resourceVersion it read, starting again on a conflict.
+// update reads the Hook, lets mutate change it and writes it through
+// hookwrite.Update. A terminal Hook is refused with a *TerminalError.
 func update(ctx context.Context, c client.Client, key client.ObjectKey, mutate func(*v1.Hook) bool) (Result, error) {
 	var res Result
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		h := &v1.Hook{}
-		if err := c.Get(ctx, key, h); err != nil {
-			return err
-		}
+	_, err := hookwrite.Update(ctx, c, key, func(h *v1.Hook) (bool, error) {
 		if h.Status.State.IsTerminal() {
-			return &TerminalError{Name: h.Name, State: h.Status.State}
+			return false, &TerminalError{Name: h.Name, State: h.Status.State}
 		}
 		res = Result{Hook: h, Changed: mutate(h)}
-		if !res.Changed {
-			return nil
-		}
-		return c.Update(ctx, h)
+		return res.Changed, nil
 	})
 	if err != nil {
 		return Result{}, err

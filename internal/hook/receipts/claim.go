@@ -344,20 +344,9 @@ func (c *stepCheck) run(pub ed25519.PublicKey) {
 	c.checkRun(passed, specArgvs, inSpec)
 }
 
-// checkRun checks that the receipts are those of one validation run, each
-// command once and in order; for a passed step, every command of the run,
-// of the attempt it passed in, exiting 0.
-func (c *stepCheck) checkRun(passed bool, specArgvs [][]string, inSpec bool) {
-	// A receipt of another Hook or step is no receipt of this step.
-	rs := slices.DeleteFunc(slices.Clone(c.rep.Receipts), func(r ReceiptReport) bool {
-		return r.Err != nil && (r.Err.Kind == FailureOtherHook || r.Err.Kind == FailureOtherStep)
-	})
-	if len(rs) == 0 {
-		if passed && len(specArgvs) > 0 {
-			c.fail(-1, FailureMissing, "no receipt of this step, and the spec declares %d validate commands", len(specArgvs))
-		}
-		return
-	}
+// checkAttempt checks that the receipts rs are of one attempt (for a
+// passed step, the one it passed in) and, for a passed step, exited 0.
+func (c *stepCheck) checkAttempt(rs []ReceiptReport, passed bool) {
 	attempt := rs[0].Receipt.Attempt
 	if passed {
 		attempt = c.result.Attempts
@@ -374,6 +363,23 @@ func (c *stepCheck) checkRun(passed bool, specArgvs [][]string, inSpec bool) {
 			c.fail(r.Index, FailureExitCode, "exit code %d in a passed step: every validate command of a passed step exits 0 (a failed run marked passed?)", r.Receipt.ExitCode)
 		}
 	}
+}
+
+// checkRun checks that the receipts are those of one validation run, each
+// command once and in order; for a passed step, every command of the run,
+// of the attempt it passed in, exiting 0.
+func (c *stepCheck) checkRun(passed bool, specArgvs [][]string, inSpec bool) {
+	// A receipt of another Hook or step is no receipt of this step.
+	rs := slices.DeleteFunc(slices.Clone(c.rep.Receipts), func(r ReceiptReport) bool {
+		return r.Err != nil && (r.Err.Kind == FailureOtherHook || r.Err.Kind == FailureOtherStep)
+	})
+	if len(rs) == 0 {
+		if passed && len(specArgvs) > 0 {
+			c.fail(-1, FailureMissing, "no receipt of this step, and the spec declares %d validate commands", len(specArgvs))
+		}
+		return
+	}
+	c.checkAttempt(rs, passed)
 
 	// The run's commands: what the receipts signed (version 2), else the spec.
 	var count int

@@ -22,7 +22,7 @@ import (
 	"strings"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
-	"github.com/tether-dev/tether/internal/agent/snapshot"
+	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
 // LostWork is work that the workspace lost and a checkpoint still holds.

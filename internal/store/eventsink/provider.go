@@ -38,7 +38,8 @@ import (
 const DefaultFlushTimeout = 10 * time.Second
 
 // eventsSettle is how long the events.k8s.io/v1 pipeline must have been idle
-// before Shutdown considers it drained; see Provider.ShutdownWithContext.
+// before Shutdown gives up on an event it accepted but never saw written
+// (dropped by the broadcaster); see Provider.ShutdownWithContext.
 const eventsSettle = 100 * time.Millisecond
 
 // Provider implements controller-runtime's recorder.Provider, the interface
@@ -133,8 +134,9 @@ func (p *Provider) Shutdown() {
 // calls to the client. ctx bounds the wait for pending writes.
 //
 // The Provider waits until every accepted event has been written (each
-// occurrence of a series is written at once, see StartRecording), no write
-// is in progress and none has happened for a short settling period.
+// occurrence of a series is written at once, see StartRecording) and no
+// write is in progress; an event dropped on the way ends the wait after a
+// short settling period without activity.
 func (p *Provider) ShutdownWithContext(ctx context.Context) {
 	p.shutdown.Do(func() {
 		p.mu.Lock()
@@ -250,18 +252,26 @@ func (a *activity) touch() {
 	a.lastNanos.Store(time.Now().UnixNano())
 }
 
-// wait returns once every accepted event has been distributed, no sink call
-// is in progress and nothing has happened for settle, or when ctx is done.
+// wait returns once every accepted event has been distributed (written, or
+// given up on) and no sink call is in progress; or, when an event was
+// dropped on the way (client-go's broadcaster drops when its queue is full),
+// once no sink call is in progress and nothing has happened for settle; or
+// when ctx is done. The one flush of tether's recorders: the CLI's and a
+// Manager's alike.
 func (a *activity) wait(ctx context.Context, settle time.Duration) {
 	if a.nAccepted.Load() == 0 {
 		return
 	}
-	ticker := time.NewTicker(settle / 10)
+	ticker := time.NewTicker(2 * time.Millisecond)
 	defer ticker.Stop()
 	for {
-		idle := time.Since(time.Unix(0, a.lastNanos.Load()))
-		if a.nDistributed.Load() >= a.nAccepted.Load() && a.nInflight.Load() == 0 && idle >= settle {
-			return
+		if a.nInflight.Load() == 0 {
+			if a.nDistributed.Load() >= a.nAccepted.Load() {
+				return
+			}
+			if time.Since(time.Unix(0, a.lastNanos.Load())) >= settle {
+				return
+			}
 		}
 		select {
 		case <-ctx.Done():

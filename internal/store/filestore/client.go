@@ -121,7 +121,16 @@ func (c *Client) Get(ctx context.Context, key client.ObjectKey, obj client.Objec
 	if err := contextDone(ctx); err != nil {
 		return err
 	}
-	u, err := c.s.settled(ctx, r, key.Namespace, key.Name)
+	// A read is a read; a file holding a hand edit (or one that cannot be
+	// read) is adopted in a step of its own, which may write.
+	so, err := c.s.read(r, key.Namespace, key.Name)
+	switch {
+	case err == nil && !so.handEdited:
+		return c.fill(so.obj, obj)
+	case apierrors.IsNotFound(err):
+		return err
+	}
+	u, err := c.s.adoptEdit(ctx, r, key.Namespace, key.Name)
 	if err != nil {
 		return err
 	}
@@ -457,4 +466,10 @@ func (s *subResourceClient) Apply(_ context.Context, _ runtime.ApplyConfiguratio
 func isTyped(obj runtime.Object) bool {
 	_, u := obj.(*unstructured.Unstructured)
 	return !u
+}
+
+func (s *Store) observeWrite(verb string, start time.Time) {
+	if s.observer != nil {
+		s.observer.Wrote(verb, time.Since(start))
+	}
 }

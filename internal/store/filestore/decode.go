@@ -31,7 +31,7 @@ import (
 // but not this (a duration Go cannot hold, such as 99999999999999999999h)
 // would make every typed list of its kind fail, so the store admits only
 // objects that decode.
-func (s *Store) decodeTyped(r *resource, content map[string]interface{}) error {
+func (s *objectFiles) decodeTyped(r *resource, content map[string]interface{}) error {
 	obj, err := s.scheme.New(r.gvk)
 	if err != nil {
 		return nil // a kind without a Go type is served unstructured only
@@ -42,7 +42,7 @@ func (s *Store) decodeTyped(r *resource, content map[string]interface{}) error {
 // typedErrors returns decodeTyped's failure as a field error naming the
 // field that does not decode, or nil. Only custom resources are checked:
 // they are the objects the reconcilers act on.
-func (s *Store) typedErrors(r *resource, obj *unstructured.Unstructured) field.ErrorList {
+func (s *objectFiles) typedErrors(r *resource, obj *unstructured.Unstructured) field.ErrorList {
 	if !r.crd {
 		return nil
 	}

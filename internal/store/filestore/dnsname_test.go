@@ -64,7 +64,7 @@ func checkDNSNames(t *testing.T, name string) {
 // TestKeyOfPathAgreesWithRel checks keyOfPath's shortcut for paths below
 // the store against the filepath.Rel reading of every path, clean or not.
 func TestKeyOfPathAgreesWithRel(t *testing.T) {
-	s := &Store{dir: "/run/store", byPlural: map[string]*resource{
+	s := &layout{dir: "/run/store", byPlural: map[string]*resource{
 		"hooks": {plural: "hooks", namespaced: true},
 		"nodes": {plural: "nodes"},
 	}}

@@ -35,13 +35,13 @@ func (s *Store) SetStampSettle(d time.Duration) { s.stampSettle = d }
 
 // OwnersStats counts the owner index's loads from disk and its rebuilds
 // from the whole journal.
-func (s *Store) OwnersStats() (loads, rebuilds int64) { return s.ownersStats() }
+func (s *Store) OwnersStats() (loads, rebuilds int64) { return s.owners.ownersStats() }
 
 // CollectingByIndex tells whether the garbage collector would find the
 // dependents of uid in namespace through the owner index (not by listing),
 // and how many it names.
 func (s *Store) CollectingByIndex(uid, namespace string) (int, bool) {
-	deps, ok := s.dependentsOf(uid, namespace)
+	deps, ok := s.owners.dependentsOf(uid, namespace)
 	return len(deps), ok
 }
 

@@ -18,8 +18,7 @@ package filestore
 
 import (
 	"errors"
-	"fmt"
-	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,6 +41,39 @@ import (
 // visible to a reader holding a lock before it is durable, as before: the
 // lock is held from the first append to the last rename. Two writes of one
 // object never share a group, since the second must read the first's file.
+
+// groupCommitter runs the writes of this process through group commits,
+// on top of committer, which makes a write durable on its own.
+type groupCommitter struct {
+	*committer
+	// writes queues this process's writes for the group commit.
+	writes writeQueue
+	// group is the group commit running under the write lock, or nil.
+	group *stagedGroup
+}
+
+// commit makes a mutation durable: first the journal entry, then the object
+// file, and sets the new resourceVersion on obj. The caller holds the write
+// lock. Within a group commit it is staged (stage), and durable once the
+// group is flushed.
+func (s *groupCommitter) commit(r *resource, typ EventType, obj *unstructured.Unstructured) error {
+	return s.commitIf(r, typ, obj, nil)
+}
+
+// commitIf is commit for an adopted hand edit: the file is rewritten in the
+// store's form only while it is still the one that was read (adopted), so a
+// person's newer edit is never overwritten; that edit is adopted on its own.
+func (s *groupCommitter) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
+	if s.group != nil {
+		if typ != Deleted && adopted == nil {
+			return s.stage(r, typ, obj)
+		}
+		// A deletion or an adoption is rare: it is made on its own, after
+		// the writes staged before it.
+		s.flushGroup()
+	}
+	return s.commitAlone(r, typ, obj, adopted)
+}
 
 // writeRequest is one write waiting for, or run by, a group commit.
 type writeRequest struct {
@@ -87,7 +119,7 @@ type stagedGroup struct {
 // groupWrite runs fn, a write of the object file at path, holding the
 // write lock, in a group commit with the writes of this process queued
 // meanwhile (see above). fn's commit is durable when groupWrite returns nil.
-func (s *Store) groupWrite(path string, fn func() error) error {
+func (s *groupCommitter) groupWrite(path string, fn func() error) error {
 	req := &writeRequest{path: path, fn: fn, wake: make(chan bool, 1)}
 	s.writes.mu.Lock()
 	s.writes.queue = append(s.writes.queue, req)
@@ -119,7 +151,7 @@ func (s *Store) groupWrite(path string, fn func() error) error {
 }
 
 // runGroup runs the writes of one group commit and sets their errors.
-func (s *Store) runGroup(reqs []*writeRequest) {
+func (s *groupCommitter) runGroup(reqs []*writeRequest) {
 	err := s.withWriteLock(func() error {
 		s.group = &stagedGroup{paths: map[string]bool{}}
 		defer func() { s.group = nil }()
@@ -150,7 +182,7 @@ func (s *Store) runGroup(reqs []*writeRequest) {
 // journal and writes its file's content to a temp file, neither fsynced,
 // for flushGroup to make durable and put in place. The caller holds the
 // write lock.
-func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured) error {
+func (s *groupCommitter) stage(r *resource, typ EventType, obj *unstructured.Unstructured) error {
 	g := s.group
 	last, err := s.baseRV()
 	if err != nil {
@@ -199,7 +231,7 @@ func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured
 
 // unstage takes back the staged writes from index from on, the newest of
 // the journal.
-func (s *Store) unstage(from int) {
+func (s *groupCommitter) unstage(from int) {
 	g := s.group
 	if from >= len(g.items) {
 		return
@@ -220,7 +252,7 @@ func (s *Store) unstage(from int) {
 // directories (see recentDirs), then the renames in journal order. A
 // write that fails there takes every later one of the group with it, as
 // the journal is cut back to its entry. The caller holds the write lock.
-func (s *Store) flushGroup() {
+func (s *groupCommitter) flushGroup() {
 	g := s.group
 	items := g.items
 	g.items, g.paths = nil, map[string]bool{}
@@ -271,7 +303,7 @@ func (s *Store) flushGroup() {
 			w.req.err = errors.Join(w.req.err, failure)
 		}
 	} else {
-		s.writeMark(items[len(items)-1].rv)
+		s.journal.writeMark(items[len(items)-1].rv)
 	}
 	for _, w := range items {
 		if w.tmp.Left() {
@@ -284,63 +316,4 @@ func (s *Store) flushGroup() {
 		s.compactIfLarge()
 	}
 	s.rememberApplied()
-}
-
-// recentDirs returns the directories of the object files of the newest two
-// groups in the journal. A group's renames are not fsynced by their
-// writer: the next group fsyncs their directories alongside its journal
-// fsync, before its own renames. So at any moment only the renames of the
-// newest two groups may not be durable, and after a power loss the
-// roll-forward redoes those from the journal (see rollForward). The
-// caller holds the write lock.
-func (s *Store) recentDirs() []string {
-	entries, err := s.journal.lastGroups(2)
-	if err != nil {
-		return nil
-	}
-	var dirs []string
-	for _, e := range entries {
-		r, ok := s.byPlural[e.Resource]
-		if !ok || e.RV == 0 {
-			continue
-		}
-		if d := s.objectDir(r, e.Namespace); !slices.Contains(dirs, d) {
-			dirs = append(dirs, d)
-		}
-	}
-	return dirs
-}
-
-// syncDir fsyncs the store directory at path, when it exists.
-func (s *Store) syncDir(path string) error {
-	rel, err := s.rel(path)
-	if err != nil {
-		return err
-	}
-	dir, err := s.openStoreDir(rel, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	defer func() { _ = dir.Close() }()
-	if err := s.io.Sync(dir); err != nil {
-		return fmt.Errorf("syncing %s: %w", path, err)
-	}
-	return nil
-}
-
-// syncDirsAsync fsyncs dirs in the background; the returned function
-// waits for them and returns their errors.
-func (s *Store) syncDirsAsync(dirs []string) func() error {
-	errs := make([]error, len(dirs))
-	var wg sync.WaitGroup
-	for i, d := range dirs {
-		wg.Go(func() { errs[i] = s.syncDir(d) })
-	}
-	return func() error {
-		wg.Wait()
-		return errors.Join(errs...)
-	}
 }

@@ -18,26 +18,23 @@ package filestore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
-	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-	yamlv2 "go.yaml.in/yaml/v2"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/apimachinery/pkg/util/validation/field"
-	"k8s.io/client-go/tools/events"
 
 	"github.com/tether-dev/tether/internal/kubectl/manifest"
 	"github.com/tether-dev/tether/internal/store/crdschema"
@@ -51,6 +48,28 @@ import (
 // file and line; the last valid version, kept in the journal, stays in
 // effect, and the file is left as the person wrote it.
 
+// adopter is the hand-edit adoption layer, on top of commit, object files,
+// the journal and the layout, none of which calls it back: a read returns
+// a file holding a hand edit as such, and the reader asks for its adoption
+// (adopt, adoptFile) as a step of its own, which takes the write lock and
+// may write. An adoption can delete an object that names only absent
+// owners; the Store above collects that one's dependents afterwards
+// (Store.collectOrphans), as adoption never calls up into the Store.
+type adopter struct {
+	*groupCommitter
+	// validator compiles the CRDs' schemas on first use: a process that
+	// only reads never needs them.
+	validator func() (*crdschema.Validator, error)
+	now       func() time.Time
+	observer  Observer
+	// lockedAdoptions counts the adoption checks made under the write lock.
+	lockedAdoptions atomic.Uint64
+	// orphans are objects deleted for naming only absent owners, whose own
+	// dependents are still to be collected (see Store.collectOrphans).
+	orphansMu sync.Mutex
+	orphans   []*unstructured.Unstructured
+}
+
 // InvalidEditError is a hand edit the store refused.
 type InvalidEditError struct {
 	// File is the store file and, when known, its line.
@@ -62,16 +81,15 @@ type InvalidEditError struct {
 func (e *InvalidEditError) Error() string { return "invalid hand edit: " + e.File.Error() }
 
 // adoptFile adopts the hand edit of one store file, if it has one. It
-// returns an *InvalidEditError for an edit it refuses.
-func (s *Store) adoptFile(ctx context.Context, path string) error {
+// returns an *InvalidEditError for an edit it refuses. The caller then
+// collects the dependents of an object the adoption deleted.
+func (s *adopter) adoptFile(ctx context.Context, path string) error {
 	s.lockedAdoptions.Add(1)
-	err := s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
-	s.collectOrphans(ctx)
-	return err
+	return s.withWriteLock(func() error { return s.adoptLocked(ctx, path) })
 }
 
 // adoptLocked is adoptFile for a caller that holds the write lock.
-func (s *Store) adoptLocked(ctx context.Context, path string) error {
+func (s *adopter) adoptLocked(ctx context.Context, path string) error {
 	r, namespace, name, ok := s.keyOfPath(path)
 	if !ok {
 		return nil
@@ -134,7 +152,7 @@ func (s *Store) adoptLocked(ctx context.Context, path string) error {
 
 // currentLocked returns the object in effect for a key, adopting a pending
 // hand edit first. The caller holds the write lock.
-func (s *Store) currentLocked(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+func (s *adopter) currentLocked(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
 	so, err := s.get(r, namespace, name)
 	return s.adoptIfChanged(ctx, r, namespace, name, so, err)
 }
@@ -144,7 +162,7 @@ func (s *Store) currentLocked(ctx context.Context, r *resource, namespace, name 
 // its file, and otherwise adopts the file's hand edit and returns the
 // object then in effect: the adopted edit, or the last valid version when
 // the edit is refused. The caller holds the write lock.
-func (s *Store) adoptIfChanged(ctx context.Context, r *resource, namespace, name string, so *storedObject, err error) (*unstructured.Unstructured, error) {
+func (s *adopter) adoptIfChanged(ctx context.Context, r *resource, namespace, name string, so *storedObject, err error) (*unstructured.Unstructured, error) {
 	if err == nil && !so.handEdited {
 		return so.obj, nil
 	}
@@ -167,92 +185,22 @@ func (s *Store) adoptIfChanged(ctx context.Context, r *resource, namespace, name
 	return so.obj, nil
 }
 
-// settled reads an object for a reader that holds no lock, adopting a
-// pending hand edit first; a refused edit yields the last valid version.
-// It reads under the shared lock: a writer's journal entry reaches watchers
-// before its rename, and a reader acting on a watch event must not then
-// read the version before it. Only a file holding a hand edit takes the
-// write lock, to adopt it.
-func (s *Store) settled(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
-	var so *storedObject
-	err := s.withReadLock(func() error {
-		var err error
-		so, err = s.get(r, namespace, name)
-		return err
-	})
-	if err == nil && !so.handEdited {
-		return so.obj, nil
-	}
-	if apierrors.IsNotFound(err) {
-		return nil, err
-	}
+// adopt returns the object in effect for a key after adopting the hand
+// edit its file holds, under the write lock: the adopted edit, or the last
+// valid version when the edit is refused. A reader asks for it when its
+// read found a hand edit (see Store.settled). The caller then collects
+// the dependents of an object the adoption deleted.
+func (s *adopter) adopt(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
 	var out *unstructured.Unstructured
-	err = s.withWriteLock(func() error {
+	err := s.withWriteLock(func() error {
 		var err error
 		out, err = s.currentLocked(ctx, r, namespace, name)
 		return err
 	})
-	s.collectOrphans(ctx)
 	return out, err
 }
 
-// listSettled lists like list, after adopting pending hand edits; a file
-// whose edit is refused contributes its last valid version. The objects
-// are sorted by namespace and name. Given a mention, it may leave out,
-// undecoded, objects whose JSON does not contain it (see list).
-func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, slots *itemSlots, shape readShape) (uint64, []*storedObject, error) {
-	for attempt := 0; ; attempt++ {
-		var rv uint64
-		var items []*storedObject
-		var pending []string
-		err := s.withReadLock(func() error {
-			var err error
-			if rv, err = s.currentRV(); err != nil {
-				return err
-			}
-			items, pending, err = s.list(r, namespace, slots, shape)
-			if err != nil || len(pending) > 0 && attempt == 0 {
-				return err
-			}
-			for _, path := range pending {
-				_, ns, name, _ := s.keyOfPath(path)
-				last, err := s.lastValid(r, ns, name)
-				if err != nil {
-					return err
-				}
-				if last != nil {
-					items = append(items, &storedObject{obj: last})
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return 0, nil, err
-		}
-		if len(pending) > 0 && attempt == 0 {
-			for _, path := range pending {
-				// A file that cannot be adopted (refused, unreadable, or a
-				// store that cannot be written: a full disk, a read-only
-				// filesystem) is skipped and its last valid version listed;
-				// one bad entry never fails the list.
-				err := s.adoptFile(ctx, path)
-				var inv *InvalidEditError
-				switch {
-				case errors.As(err, &inv):
-					s.reportFileError(inv.File, inv.Object)
-				case err != nil:
-					s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
-				default:
-					s.cleared(path)
-				}
-			}
-			continue
-		}
-		return rv, sortedByKey(items), nil
-	}
-}
-
-func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured, read os.FileInfo) error {
+func (s *adopter) writeObjectFileFrom(path string, obj *unstructured.Unstructured, read os.FileInfo) error {
 	js, err := obj.MarshalJSON()
 	if err != nil {
 		return err
@@ -266,7 +214,7 @@ func (s *Store) writeObjectFileFrom(path string, obj *unstructured.Unstructured,
 
 // adoptRemoval records a store file that a person deleted as a deletion.
 // It bypasses finalizers: the file is already gone.
-func (s *Store) adoptRemoval(r *resource, namespace, name string) error {
+func (s *adopter) adoptRemoval(r *resource, namespace, name string) error {
 	last, err := s.lastValid(r, namespace, name)
 	if err != nil || last == nil {
 		return err
@@ -277,7 +225,7 @@ func (s *Store) adoptRemoval(r *resource, namespace, name string) error {
 
 // prepareAdoption validates edited content as an update of last, or as a
 // create when there is no last version, and returns the object to store.
-func (s *Store) prepareAdoption(ctx context.Context, r *resource, namespace, name string, edited, last *unstructured.Unstructured) (*unstructured.Unstructured, field.ErrorList) {
+func (s *adopter) prepareAdoption(ctx context.Context, r *resource, namespace, name string, edited, last *unstructured.Unstructured) (*unstructured.Unstructured, field.ErrorList) {
 	next := edited.DeepCopy()
 	if next.GroupVersionKind() != r.gvk {
 		return nil, field.ErrorList{field.Invalid(field.NewPath("apiVersion"), next.GetAPIVersion()+" "+next.GetKind(),
@@ -376,7 +324,7 @@ func bytesEqualWithout(a, b *unstructured.Unstructured, drop ...string) bool {
 
 // lineOfField returns the line of a field path in the YAML file at path,
 // or of its nearest ancestor, for error messages; 0 when it is unknown.
-func (s *Store) lineOfField(path, fieldPath string) int {
+func (s *adopter) lineOfField(path, fieldPath string) int {
 	if fieldPath == "" || fieldPath == "<nil>" {
 		return 0
 	}
@@ -387,371 +335,89 @@ func (s *Store) lineOfField(path, fieldPath string) int {
 	return manifest.FieldLine(data, fieldPath)
 }
 
-// ReasonInvalidEdit is the reason of the Warning Event recorded on an
-// object whose store file holds a refused hand edit.
-const ReasonInvalidEdit = "InvalidEdit"
-
-// ReasonQuarantined is the reason of the Warning Event recorded for a
-// store entry the store cannot read (a symbolic link, a FIFO, another
-// user's file, a corrupt journal line) and skips.
-const ReasonQuarantined = "Quarantined"
-
-// ActionAdoptEdit is the action of the events the hand-edit watcher records.
-const ActionAdoptEdit = "AdoptEdit"
-
-// Before it records the Event of a refused edit, the hand-edit watcher
-// waits for the file to settle: many editors save by truncating the file
-// and writing it again, and a file read between the two (empty, or half
-// written) is refused for a reason its person never wrote.
-const (
-	// settleDelay is how long a refused file must stay unchanged.
-	settleDelay = 100 * time.Millisecond
-	// settleLimit bounds the wait of a file that keeps changing, or stays
-	// empty.
-	settleLimit = 2 * time.Second
-)
-
-// settling is a refused file the watcher waits on.
-type settling struct {
-	// data and err are what it last read of the file.
-	data       []byte
-	err        string
-	first, due time.Time
+// reportFileError reports the entry of a refused read or edit.
+func (s *adopter) reportFileError(fe *FileError, last *unstructured.Unstructured) {
+	p, regarding := s.fileProblem(fe, last)
+	s.quarantine.reportEntry(quarantined{problem: p, regarding: regarding, fromFile: true})
 }
 
-// WatchHandEdits watches the store's object directories and adopts hand
-// edits as they happen, until ctx ends. It first adopts edits made while
-// nothing was watching. On an inotify overflow it scans everything again.
-// Refused edits are logged and recorded through rec as Warning Events on
-// the object, with file and line, once the file has settled: read twice
-// settleDelay apart with the same content (or after settleLimit), and
-// judged on that final content.
-func (s *Store) WatchHandEdits(ctx context.Context, rec events.EventRecorder) error {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
+// fileProblem is the problem of a refused read or edit and what its Event
+// regards: the last valid version, or a reference built from the path.
+func (s *adopter) fileProblem(fe *FileError, last *unstructured.Unstructured) (Problem, runtime.Object) {
+	p := Problem{Path: fe.Path, Reason: fe.Error(), Fix: "fix or remove the file; the last valid version stays in effect"}
+	var ee *EntryError
+	if errors.As(fe.Err, &ee) {
+		p.Reason, p.Fix = ee.Reason, ee.Fix
+	}
+	var regarding runtime.Object
+	if last != nil {
+		regarding = last
+	} else if r, ns, name, ok := s.keyOfPath(fe.Path); ok {
+		regarding = &corev1.ObjectReference{APIVersion: r.gvk.GroupVersion().String(), Kind: r.gvk.Kind, Namespace: ns, Name: name}
+	}
+	return p, regarding
+}
+
+// collectIfOrphanedLocked deletes next, just adopted from a hand edit of
+// last (nil for a new file), when the edit added owner references and every
+// owner they name is absent: no object of its kind and name, or one of
+// another uid. Such an edit names owners already deleted, whose collection
+// could not see it, as it was not in the journal. An object with
+// finalizers gets a deletionTimestamp; a deleted one's own dependents are
+// collected once the lock is released (collectOrphans). The caller holds
+// the write lock.
+func (s *adopter) collectIfOrphanedLocked(r *resource, last, next *unstructured.Unstructured) error {
+	refs := next.GetOwnerReferences()
+	if len(refs) == 0 {
+		return nil
+	}
+	if last != nil && slices.EqualFunc(refs, last.GetOwnerReferences(), func(a, b metav1.OwnerReference) bool { return a.UID == b.UID }) {
+		return nil
+	}
+	for _, ref := range refs {
+		gv, err := schema.ParseGroupVersion(ref.APIVersion)
+		if err != nil {
+			return nil
+		}
+		or, known := s.byGVK[gv.WithKind(ref.Kind)]
+		if !known {
+			return nil // an owner the store cannot look up may exist
+		}
+		ns := ""
+		if or.namespaced {
+			ns = next.GetNamespace()
+		}
+		owner, err := s.get(or, ns, ref.Name)
+		if err == nil && owner.obj.GetUID() == ref.UID {
+			return nil
+		}
+		if err != nil && !apierrors.IsNotFound(err) {
+			return nil
+		}
+	}
+	s.log.Info("a hand edit names only owners that are gone; collecting the object", "resource", r.plural, "namespace", next.GetNamespace(), "name", next.GetName())
+	if len(next.GetFinalizers()) > 0 {
+		if next.GetDeletionTimestamp() != nil {
+			return nil
+		}
+		now := metav1.NewTime(s.now())
+		zero := int64(0)
+		next.SetDeletionTimestamp(&now)
+		next.SetDeletionGracePeriodSeconds(&zero)
+		next.SetGeneration(next.GetGeneration() + 1)
+		return s.commit(r, Modified, next)
+	}
+	if err := s.commit(r, Deleted, next); err != nil {
 		return err
 	}
-	defer func() { _ = w.Close() }()
-	// refused counts each refused version of a file once for the metrics.
-	refused := map[string]string{}
-	// recorded is the message of the last Event recorded about a file.
-	recorded := map[string]string{}
-	record := func(regarding runtime.Object, p Problem) {
-		reason := ReasonQuarantined
-		if _, isObject := regarding.(*unstructured.Unstructured); isObject {
-			reason = ReasonInvalidEdit
-		}
-		msg := p.Reason
-		if !strings.HasPrefix(msg, p.Path) {
-			msg = p.Path + ": " + msg
-		}
-		rec.Eventf(regarding, nil, corev1.EventTypeWarning, reason, ActionAdoptEdit, "%s; %s", msg, p.Fix)
-	}
-	forget := func(path string) {
-		delete(refused, path)
-		delete(recorded, path)
-		s.cleared(path)
-	}
-	pending := map[string]*settling{}
-	read := func(path string) ([]byte, string) {
-		data, err := s.readRegular(path)
-		if err != nil {
-			return nil, err.Error()
-		}
-		return data, ""
-	}
-	settle := func(path string) {
-		now := time.Now()
-		p := pending[path]
-		if p == nil {
-			p = &settling{first: now}
-			pending[path] = p
-		}
-		p.data, p.err = read(path)
-		p.due = now.Add(settleDelay)
-	}
-	// judge adopts or refuses a file that has settled, and records the
-	// Event of a refusal whose message is news.
-	judge := func(path string) {
-		err := s.adoptFile(ctx, path)
-		var inv *InvalidEditError
-		switch {
-		case errors.As(err, &inv):
-			msg := inv.File.Error()
-			if refused[path] != msg {
-				refused[path] = msg
-				s.observeHandEdit(false)
-			}
-			p, regarding := s.fileProblem(inv.File, inv.Object)
-			s.report(p, nil)
-			if regarding != nil && recorded[path] != msg {
-				recorded[path] = msg
-				record(regarding, p)
-			}
-		case err != nil:
-			s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
-		default:
-			forget(path)
-		}
-	}
-	judgeSettled := func() {
-		now := time.Now()
-		for path, p := range pending {
-			if now.Before(p.due) {
-				continue
-			}
-			data, err := read(path)
-			// An empty file is what a save leaves between its truncate and
-			// its write, however long a loaded machine keeps the editor
-			// from writing: it is judged only at the limit.
-			empty := err == "" && len(data) == 0
-			if (empty || err != p.err || !bytes.Equal(data, p.data)) && now.Sub(p.first) < settleLimit {
-				p.data, p.err, p.due = data, err, now.Add(settleDelay)
-				continue
-			}
-			delete(pending, path)
-			judge(path)
-		}
-	}
-	handle := func(path string) {
-		err := s.adoptFile(ctx, path)
-		var inv *InvalidEditError
-		switch {
-		case errors.As(err, &inv):
-			settle(path)
-		case err != nil:
-			s.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
-		default:
-			delete(pending, path)
-			forget(path)
-		}
-	}
-	// Every report, whoever found the entry (this watcher, a list, a
-	// watch), becomes one Warning Event; one found in an object file's
-	// content once the file has settled.
-	emit := func() {
-		for _, q := range s.takeReports() {
-			if q.regarding == nil {
-				continue
-			}
-			if _, _, _, ok := s.keyOfPath(q.problem.Path); ok && q.fromFile {
-				settle(q.problem.Path)
-				continue
-			}
-			record(q.regarding, q.problem)
-		}
-	}
-	scan := func() {
-		stamps := map[string]stampSet{}
-		for plural, r := range s.byPlural {
-			stamps[plural] = s.loadStamps(r)
-		}
-		_ = filepath.WalkDir(s.dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil {
-				return nil
-			}
-			if d.IsDir() {
-				if path == s.dir || s.isObjectDir(path) {
-					_ = w.Add(path)
-					return nil
-				}
-				return filepath.SkipDir
-			}
-			if d.Type()&os.ModeSymlink != 0 && path != s.dir && (s.isObjectDir(path) || filepath.Dir(path) != s.dir) {
-				s.report(problemOf(symlinkError(path)), nil)
-				if _, _, _, ok := s.keyOfPath(path); ok {
-					handle(path)
-				}
-				return nil
-			}
-			if r, ns, name, ok := s.keyOfPath(path); ok && !s.stamped(stamps[r.plural], ns, name, path) && s.needsAdoption(path) {
-				handle(path)
-			}
-			return nil
-		})
-	}
-	scan()
-	emit()
-	var wake *time.Timer
-	defer func() {
-		if wake != nil {
-			wake.Stop()
-		}
-	}()
-	for {
-		var woken <-chan time.Time
-		if len(pending) > 0 {
-			next := time.Time{}
-			for _, p := range pending {
-				if next.IsZero() || p.due.Before(next) {
-					next = p.due
-				}
-			}
-			if wake == nil {
-				wake = time.NewTimer(time.Until(next))
-			} else {
-				wake.Reset(time.Until(next))
-			}
-			woken = wake.C
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-woken:
-			judgeSettled()
-		case <-s.quarantine.notify:
-			emit()
-		case ev, ok := <-w.Events:
-			if !ok {
-				return nil
-			}
-			if ev.Has(fsnotify.Create) {
-				if fi, err := os.Lstat(ev.Name); err == nil && fi.IsDir() && s.isObjectDir(ev.Name) {
-					// A new directory, possibly moved in whole: watch it, then scan it.
-					_ = w.Add(ev.Name)
-					scan()
-					continue
-				}
-			}
-			// Most events are the store's own writes (every write renames a
-			// file into place): those files need no adoption, which the
-			// same check as the scan's tells without the write lock, so
-			// the watcher does not stall the store's readers and writers
-			// once for each write they make.
-			if _, _, _, ok := s.keyOfPath(ev.Name); ok {
-				if s.needsAdoption(ev.Name) {
-					handle(ev.Name)
-				} else {
-					// The file is the store's again (an edit undone): a
-					// later identical refusal is news.
-					delete(pending, ev.Name)
-					forget(ev.Name)
-				}
-			}
-		case err, ok := <-w.Errors:
-			if !ok {
-				return nil
-			}
-			s.log.Info("file notifications lost; scanning the store again", "error", err.Error())
-			scan()
-		}
-	}
+	s.orphansMu.Lock()
+	s.orphans = append(s.orphans, next)
+	s.orphansMu.Unlock()
+	return nil
 }
 
-// needsAdoption tells, without taking a lock, whether a file may hold a
-// hand edit, so that a scan of a large store only locks for those.
-func (s *Store) needsAdoption(path string) bool {
-	s.objectReads.Add(1)
-	data, err := s.readRegular(path)
-	if err != nil {
-		return true
+func (s *adopter) observeHandEdit(adopted bool) {
+	if s.observer != nil {
+		s.observer.HandEdit(adopted)
 	}
-	if _, body, ok := parseHeader(data); ok {
-		if _, ns, name, inStore := s.keyOfPath(path); inStore && storeFormNames(body, ns, name) {
-			return false
-		}
-	}
-	so, err := s.decodeObjectFile(path, data)
-	return err != nil || so.handEdited
-}
-
-// storeFormNames tells, without parsing the YAML, whether body (the
-// content of a file whose header checksum matches, so in the store's own
-// form) names the object namespace/name: the file then holds no hand edit,
-// as decodeObjectFile would find at several times the cost, which a scan
-// of every file at start-up pays for each. In the store's form metadata's
-// own fields are the lines indented by exactly two spaces below the
-// unindented "metadata:" line. Anything else (a field missing or repeated,
-// a value that is not the plain name) answers false, and the caller
-// decodes the file.
-func storeFormNames(body []byte, namespace, name string) bool {
-	var gotName, gotNamespace int
-	inMetadata := false
-	for len(body) > 0 {
-		line := body
-		if i := bytes.IndexByte(body, '\n'); i >= 0 {
-			line, body = body[:i], body[i+1:]
-		} else {
-			body = nil
-		}
-		if len(line) > 0 && line[0] != ' ' {
-			inMetadata = string(line) == "metadata:"
-			continue
-		}
-		if !inMetadata || len(line) < 3 || line[1] != ' ' || line[2] == ' ' {
-			continue
-		}
-		switch key, value, _ := strings.Cut(string(line[2:]), ": "); key {
-		case "name", "name:":
-			gotName++
-			if value != name || !plainName(value) {
-				return false
-			}
-		case "namespace", "namespace:":
-			gotNamespace++
-			if value != namespace || !plainName(value) {
-				return false
-			}
-		}
-	}
-	return gotName == 1 && (namespace == "" && gotNamespace == 0 || namespace != "" && gotNamespace == 1)
-}
-
-// plainName tells whether s, written unquoted, is read back by YAML as the
-// string s: a DNS name that YAML does not take for a number, a bool or null.
-// A name that begins with a lowercase letter and is none of YAML 1.1's
-// lowercase bool and null words is one; the rest are asked of the YAML
-// decoder, which costs more than the rest of a start-up scan's check.
-func plainName(s string) bool {
-	if s != "" && s[0] >= 'a' && s[0] <= 'z' && !slices.Contains(yamlWords, s) &&
-		!strings.ContainsFunc(s, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' && r != '.' }) {
-		return true
-	}
-	return yamlReadsAsItself(s)
-}
-
-// yamlReadsAsItself tells whether the YAML decoder reads s, unquoted, as
-// the string s.
-func yamlReadsAsItself(s string) bool {
-	var v interface{}
-	if err := yamlv2.Unmarshal([]byte(s), &v); err != nil {
-		return false
-	}
-	got, ok := v.(string)
-	return ok && got == s
-}
-
-// yamlWords are the lowercase plain scalars YAML 1.1 reads as a bool or null.
-var yamlWords = []string{"y", "yes", "n", "no", "on", "off", "true", "false", "null"}
-
-func (s *Store) isObjectDir(path string) bool {
-	rel, err := filepath.Rel(s.dir, path)
-	if err != nil {
-		return false
-	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	r, ok := s.byPlural[parts[0]]
-	return ok && (len(parts) == 1 || r.namespaced && len(parts) == 2)
-}
-
-// sortedByKey sorts objects by namespace and name. The keys are read once:
-// reading them through an unstructured object's accessors in each
-// comparison cost more than the rest of a large list's sorting.
-func sortedByKey(objs []*storedObject) []*storedObject {
-	type keyed struct {
-		namespace, name string
-		so              *storedObject
-	}
-	keys := make([]keyed, len(objs))
-	for i, so := range objs {
-		o := so.object()
-		keys[i] = keyed{o.GetNamespace(), o.GetName(), so}
-	}
-	slices.SortFunc(keys, func(a, b keyed) int {
-		return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
-	})
-	for i, k := range keys {
-		objs[i] = k.so
-	}
-	return objs
 }

@@ -78,7 +78,7 @@ func InspectAll(ctx context.Context, dir string, opts Options) (*Inspection, err
 	if s.log.GetSink() == nil {
 		s.log = logr.Discard()
 	}
-	s.journal = &journal{path: filepath.Join(dir, journalName)}
+	s.journal = &journal{path: filepath.Join(dir, journalName), layout: s.layout}
 	var out []Problem
 	var objs []*unstructured.Unstructured
 	if err := checkNotSymlink(dir); err != nil {

@@ -25,8 +25,16 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/go-logr/logr"
 
 	"github.com/tether-dev/tether/internal/atomicfs"
 )
@@ -61,7 +69,7 @@ type entry struct {
 	// Group is the entry's place in its group commit: 0 for the first (or
 	// only) entry, n for the entry n after it. A writer killed during a
 	// group commit may leave every entry of its group unapplied, so the
-	// roll-forward reads back by whole groups (see Store.rollForward).
+	// roll-forward reads back by whole groups (see committer.rollForward).
 	Group int `json:"group,omitempty"`
 	// Object stays the last field: entryHead slices it out of a line
 	// without scanning it.
@@ -85,10 +93,15 @@ type journal struct {
 	// broken is set when a failed append could not be taken back: the
 	// journal refuses appends until the cut is made (see cutVoid).
 	broken error
-	// voidFrom returns the offset of the void mark, or -1 (see void.go).
-	voidFrom func() int64
-	// markVoid records the void mark durably.
-	markVoid func(offset int64) error
+	// layout opens the journal's files, through no symbolic link.
+	layout *layout
+	log    logr.Logger
+	// markFile is the lock file, open read-only, for reading the void
+	// mark; nil for a journal without marks.
+	markFile *os.File
+	// lock is the lock file while the write lock is held, nil otherwise;
+	// it holds the resourceVersion mark and the void mark.
+	lock *os.File
 	// onCorrupt, when set, is told of each corrupt line found.
 	onCorrupt func(*corruptLine)
 
@@ -107,7 +120,7 @@ type journal struct {
 	// recent holds, under tailMu, the newest entry this process appended
 	// for each of the last recentLimit objects it wrote, so that reading
 	// one back decodes the entry's JSON rather than the file's YAML
-	// (Store.fromJournal). recentKeys orders them, oldest first. A
+	// (objectFiles.fromJournal). recentKeys orders them, oldest first. A
 	// resourceVersion is issued once, so an entry names one content of
 	// its object's file for ever; only an entry taken back (rollback, a
 	// void cut, a torn line cut off) may see its resourceVersion issued
@@ -171,8 +184,9 @@ func (j *journal) forgetRecent() {
 }
 
 // openJournal opens the store's journal, through no symbolic link.
-func (s *Store) openJournal() (*journal, error) {
-	j := &journal{path: filepath.Join(s.dir, journalName), io: s.io}
+// markFile, the lock file open read-only, is the journal's from then on.
+func (s *layout) openJournal(markFile *os.File) (*journal, error) {
+	j := &journal{path: filepath.Join(s.dir, journalName), io: s.io, layout: s, log: s.log, markFile: markFile}
 	j.open = func() (*os.File, error) {
 		f, err := s.openBeneath(j.path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o600)
 		if readOnlyErr(err) {
@@ -190,12 +204,17 @@ func (s *Store) openJournal() (*journal, error) {
 	return j, nil
 }
 
-func (j *journal) close() error { return j.f.Close() }
+func (j *journal) close() error {
+	if j.markFile != nil {
+		_ = j.markFile.Close()
+	}
+	return j.f.Close()
+}
 
 // append writes e as one line and fsyncs it. The caller holds the write
 // lock. When either fails, the journal is cut back to its size before the
 // append (see rollback), so a failed append never takes effect. When the
-// cut fails too, the entry is marked void (see void.go).
+// cut fails too, the entry is marked void (see writeVoid).
 func (j *journal) append(e *entry) error {
 	if j.broken != nil {
 		return j.broken
@@ -337,11 +356,11 @@ func (j *journal) rollback(size int64) error {
 		return nil
 	}()
 	if err != nil {
-		if j.markVoid == nil {
+		if j.markFile == nil {
 			j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w); the store refuses writes until it is opened again", j.path, err)
 			return j.broken
 		}
-		if merr := j.markVoid(size); merr != nil {
+		if merr := j.writeVoid(size); merr != nil {
 			j.broken = fmt.Errorf("%s: a failed write could not be taken back (%w) nor marked void (%w); the store refuses writes until it is opened again", j.path, err, merr)
 			return j.broken
 		}
@@ -520,12 +539,12 @@ func (c *corruptLine) problem(path string) Problem {
 
 // newJournalReader opens a reader of the journal, decoding whole only the
 // entries of resource when it is given (see journalReader.resource).
-func (s *Store) newJournalReader(resource string) (*journalReader, error) {
-	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
+func (j *journal) newJournalReader(resource string) (*journalReader, error) {
+	f, err := j.layout.openBeneath(j.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
-	return &journalReader{f: f, resource: resource, end: s.journal.journalEnd}, nil
+	return &journalReader{f: f, resource: resource, end: j.journalEnd}, nil
 }
 
 func (r *journalReader) close() error { return r.f.Close() }
@@ -759,4 +778,357 @@ func (j *journal) refresh() error {
 	_ = j.f.Close()
 	j.f = f
 	return nil
+}
+
+// objectKey separates an entry's key fields from its object. json.Marshal
+// writes entry's fields in declaration order with object last, and no key
+// field (a DNS-1123 name, a plural) can hold this text.
+var objectKey = []byte(`,"object":`)
+
+// entryHead decodes an entry's key fields and slices out its object
+// without scanning the object, which readFromJournal decodes (and so
+// validates) only for the objects a list returns.
+func entryHead(line []byte) (*entry, error) {
+	i := bytes.Index(line, objectKey)
+	if i < 0 || line[len(line)-1] != '}' {
+		e := &entry{}
+		return e, json.Unmarshal(line, e)
+	}
+	e, ok := parseKeys(line[:i])
+	if !ok {
+		e = &entry{}
+		if err := json.Unmarshal(append(line[:i:i], '}'), e); err != nil {
+			return nil, err
+		}
+	}
+	e.Object = line[i+len(objectKey) : len(line)-1]
+	return e, nil
+}
+
+// parseKeys decodes the key fields of an entry as json.Marshal writes
+// them, from the opening brace up to the object, reflection-free: a list
+// or a watch reads every line of a long journal's head. It answers false
+// for anything else (another field order, an escape, a number
+// encoding/json would refuse or round), which the caller decodes with
+// encoding/json instead.
+func parseKeys(head []byte) (*entry, bool) { //nolint:gocyclo // one scanner over the key fields in their order; split, each piece would pass its position and the entry on
+	if len(head) == 0 || head[0] != '{' {
+		return nil, false
+	}
+	e := &entry{}
+	rest, next := head[1:], 0
+	for len(rest) > 0 {
+		if next > 0 {
+			if rest[0] != ',' {
+				return nil, false
+			}
+			rest = rest[1:]
+		}
+		field := -1
+		for f := next; f < len(keyFields); f++ {
+			if bytes.HasPrefix(rest, keyPrefixes[f]) {
+				field = f
+				break
+			}
+		}
+		if field < 0 {
+			return nil, false
+		}
+		rest, next = rest[len(keyPrefixes[field]):], field+1
+		var value []byte
+		if keyFields[field] == "type" || keyFields[field] == "resource" || keyFields[field] == "namespace" || keyFields[field] == "name" {
+			if len(rest) < 2 || rest[0] != '"' {
+				return nil, false
+			}
+			end := bytes.IndexByte(rest[1:], '"')
+			if end < 0 {
+				return nil, false
+			}
+			value, rest = rest[1:end+1], rest[end+2:]
+			if bytes.ContainsFunc(value, func(r rune) bool { return r < 0x20 || r == '\\' || r >= 0x7f }) {
+				return nil, false
+			}
+		} else {
+			end := 0
+			for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+				end++
+			}
+			value, rest = rest[:end], rest[end:]
+			if len(value) == 0 || len(value) > 1 && value[0] == '0' {
+				return nil, false
+			}
+		}
+		var err error
+		switch keyFields[field] {
+		case "compacted":
+			e.Compacted, err = strconv.ParseUint(string(value), 10, 64)
+		case "rv":
+			e.RV, err = strconv.ParseUint(string(value), 10, 64)
+		case "group":
+			e.Group, err = strconv.Atoi(string(value))
+		case "type":
+			e.Type = EventType(value)
+		case "resource":
+			e.Resource = string(value)
+		case "namespace":
+			e.Namespace = string(value)
+		case "name":
+			e.Name = string(value)
+		}
+		if err != nil {
+			return nil, false
+		}
+	}
+	return e, true
+}
+
+// keyFields are entry's key fields in the order json.Marshal writes them,
+// and keyPrefixes each one's name as it begins a member.
+var (
+	keyFields   = []string{"compacted", "rv", "type", "resource", "namespace", "name", "group"}
+	keyPrefixes = func() [][]byte {
+		p := make([][]byte, len(keyFields))
+		for i, f := range keyFields {
+			p[i] = []byte(`"` + f + `":`)
+		}
+		return p
+	}()
+)
+
+// lastValid returns the newest journal entry for a key, or nil when the
+// journal has none or the newest is a deletion. It reads the journal
+// backwards, so a recently changed object is found at once.
+func (j *journal) lastValid(r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	f, err := j.layout.openBeneath(j.path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = f.Close() }()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := j.journalEnd(fi.Size())
+	needle := []byte(fmt.Sprintf(`"resource":%q,"namespace":%q,"name":%q`, r.plural, namespace, name))
+	// The first chunk is small, the common case being an entry near the
+	// end; each next one doubles, up to maxChunk.
+	const firstChunk, maxChunk = 64 << 10, 1 << 20
+	chunk := int64(firstChunk)
+	var tail []byte // the start of a line cut by the previous chunk boundary
+	for end := size; end > 0; chunk = min(2*chunk, maxChunk) {
+		start := max(end-chunk, 0)
+		buf := make([]byte, end-start, end-start+int64(len(tail)))
+		if _, err := f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		buf = append(buf, tail...)
+		lines := bytes.Split(buf, []byte{'\n'})
+		if start > 0 {
+			tail, lines = lines[0], lines[1:]
+		}
+		for i := len(lines) - 1; i >= 0; i-- {
+			if !bytes.Contains(lines[i], needle) {
+				continue
+			}
+			e := &entry{}
+			if err := json.Unmarshal(lines[i], e); err != nil {
+				continue // a torn line, never acknowledged
+			}
+			if e.Type == Deleted {
+				return nil, nil
+			}
+			u := &unstructured.Unstructured{}
+			return u, u.UnmarshalJSON(e.Object)
+		}
+		end = start
+	}
+	return nil, nil
+}
+
+func parseRV(rv string) (uint64, error) {
+	if rv == "" || rv == "0" {
+		return 0, nil
+	}
+	n, err := strconv.ParseUint(rv, 10, 64)
+	if err != nil {
+		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: must be an integer", rv))
+	}
+	return n, nil
+}
+
+// A failed write whose journal entry cannot be cut back (the truncate or
+// its fsync fails too) must still never take effect, not even after a
+// restart, when the roll-forward would otherwise apply the entry. So the
+// offset the journal should end at is recorded durably in the lock file,
+// after the resourceVersion mark: the void mark. Entries from that offset
+// on are void. Every writer, under the write lock and before its
+// roll-forward, makes the cut (see cutVoid); readers stop reading the
+// journal there. The mark lives in the lock file, not a new file, because
+// a full disk that refuses to create a file still lets a file's first
+// block be written.
+
+// voidAt is where the void mark starts in the lock file, past the
+// resourceVersion mark.
+const voidAt = markSize
+
+// voidSize is the size of the void mark: the offset plus one, 0 for none.
+const voidSize = 21
+
+// truncateIO is an IO that also cuts files, as (*os.File).Truncate; tests
+// make it fail.
+type truncateIO interface {
+	Truncate(f *os.File, size int64) error
+}
+
+// truncate cuts f to size, through the store's IO when it can.
+func (j *journal) truncate(f *os.File, size int64) error {
+	if t, ok := j.io.(truncateIO); ok {
+		return t.Truncate(f, size)
+	}
+	return f.Truncate(size)
+}
+
+// voidFrom returns the offset from which the journal's entries are void,
+// or -1. It reads the lock file through the descriptor kept for it.
+func (j *journal) voidFrom() int64 {
+	if j.markFile == nil {
+		return -1
+	}
+	return readVoid(j.markFile)
+}
+
+// readVoid returns the void mark of the lock file f, or -1.
+func readVoid(f *os.File) int64 {
+	buf := make([]byte, voidSize)
+	n, _ := f.ReadAt(buf, voidAt)
+	v, err := strconv.ParseInt(strings.TrimSpace(string(buf[:n])), 10, 64)
+	if err != nil || v <= 0 {
+		return -1
+	}
+	return v - 1
+}
+
+// inspectVoid reports a void mark in the lock file at path: entries of a
+// failed write that no writer has cut back yet, which make every write
+// fail until one can.
+func inspectVoid(path string) []Problem {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil
+	}
+	defer func() { _ = f.Close() }()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	v := readVoid(f)
+	if v < 0 {
+		return nil
+	}
+	return []Problem{{
+		Path:   path,
+		Reason: fmt.Sprintf("marks the journal's entries from byte %d on as those of a failed write that could not be cut back; they are never read, and every write fails until the next writer cuts them", v),
+		Fix:    "make the store's filesystem writable (free space, or remount it read-write); the next tether write or tether run cuts them and clears the mark",
+	}}
+}
+
+// writeVoid records durably that the journal's entries from offset on are
+// void. The caller holds the write lock; the lock file is opened anew for
+// every write lock, so a failed fsync here is never retried on the same
+// descriptor.
+func (j *journal) writeVoid(offset int64) error {
+	if j.lock == nil {
+		return errors.New("no write lock")
+	}
+	if cur := j.voidFrom(); cur >= 0 && cur < offset {
+		offset = cur
+	}
+	if err := writeAt(j.lock, fmt.Sprintf("%020d\n", offset+1), voidAt); err != nil {
+		return err
+	}
+	return j.io.Sync(j.lock)
+}
+
+// writeAt writes text at off in f.
+func writeAt(f *os.File, text string, off int64) error {
+	_, err := f.WriteAt([]byte(text), off)
+	return err
+}
+
+// cutVoid cuts the journal at the void mark, if there is one, makes the
+// cut durable and then clears the mark, durably too: an entry appended
+// after a mark that a crash could bring back would be cut as void. The
+// caller holds the write lock. Until it succeeds, writes fail.
+func (j *journal) cutVoid() error {
+	v := j.voidFrom()
+	if v < 0 {
+		return nil
+	}
+	size, err := j.size()
+	if err != nil {
+		return err
+	}
+	if size > v {
+		f, err := j.open()
+		if err != nil {
+			return err
+		}
+		if err := j.truncate(f, v); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("%s: cutting back the entries of a failed write: %w", j.path, err)
+		}
+		if err := j.io.Sync(f); err != nil {
+			_ = f.Close()
+			return fmt.Errorf("%s: cutting back the entries of a failed write: %w", j.path, err)
+		}
+		j.forgetTail()
+		j.forgetRecent()
+		_ = j.f.Close()
+		j.f = f
+		j.log.Info("cut the journal back past the entries of a failed write", "journal", j.path, "offset", v)
+	}
+	if err := writeAt(j.lock, fmt.Sprintf("%020d\n", 0), voidAt); err != nil {
+		return err
+	}
+	if err := j.io.Sync(j.lock); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(filepath.Dir(j.path), lockName), err)
+	}
+	j.broken = nil
+	return nil
+}
+
+// journalEnd returns where the journal's readable entries end for a file
+// of size bytes: at the void mark, when there is one before its end.
+func (j *journal) journalEnd(size int64) int64 {
+	if v := j.voidFrom(); v >= 0 && v < size {
+		return v
+	}
+	return size
+}
+
+// markSize is the size of the resourceVersion mark in the lock file.
+const markSize = 21
+
+// writeMark records rv, the newest resourceVersion issued, in the lock
+// file. It is not fsynced: it guards against a journal that a person
+// deletes or empties, not against a crash, which the journal survives.
+// The caller holds the write lock.
+func (j *journal) writeMark(rv uint64) {
+	if j.lock == nil {
+		return
+	}
+	_, _ = j.lock.WriteAt([]byte(fmt.Sprintf("%020d\n", rv)), 0)
+}
+
+// readMark returns the resourceVersion mark of the lock file, or 0.
+func (j *journal) readMark() uint64 {
+	if j.lock == nil {
+		return 0
+	}
+	buf := make([]byte, markSize)
+	n, _ := j.lock.ReadAt(buf, 0)
+	rv, err := strconv.ParseUint(strings.TrimSpace(string(buf[:n])), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return rv
 }

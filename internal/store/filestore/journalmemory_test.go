@@ -115,7 +115,7 @@ func TestJournalReadersHoldNoCopyOfTheJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = root.Close() }()
-	s := &Store{dir: dir, root: root}
+	s := &objectFiles{layout: &layout{dir: dir, root: root}}
 	ix := s.journalIndex(&resource{plural: "hooks"})
 	if ix == nil {
 		t.Fatal("no index")

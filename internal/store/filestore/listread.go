@@ -18,14 +18,16 @@ package filestore
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,7 +59,7 @@ type journalVersion struct {
 // it was found so is not even read. Any other file (a hand edit, an object
 // whose entry was compacted away, a journal that cannot be read) is read
 // from its YAML as before. Slots of unreadable files stay nil.
-func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, shape readShape) []*storedObject {
+func (s *objectFiles) readObjects(r *resource, paths []string, slots *itemSlots, shape readShape) []*storedObject {
 	read := make([]*storedObject, len(paths))
 	if slots != nil {
 		slots.make(len(paths))
@@ -100,7 +102,7 @@ func (s *Store) readObjects(r *resource, paths []string, slots *itemSlots, shape
 // paths[i], if any, and fresh[i] tells whether it was new), with those of
 // the objects it did not list (another namespace's) that are still in the
 // journal at their stamped resourceVersion, when enough changed.
-func (s *Store) restamp(r *resource, index *journalIndex, old stampSet, paths []string, found []fileStamp, fresh []bool) {
+func (s *objectFiles) restamp(r *resource, index *journalIndex, old stampSet, paths []string, found []fileStamp, fresh []bool) {
 	next := stampSet{}
 	for k, st := range old {
 		if v, ok := index.versions[k]; ok && v.rv == st.rv {
@@ -136,7 +138,7 @@ func (s *Store) restamp(r *resource, index *journalIndex, old stampSet, paths []
 // settled (Unix nanoseconds). Given a mention, an entry whose JSON does
 // not contain it is not decoded: the object is marked unmentioned. Given
 // fields, an unstructured object is decoded with those fields only.
-func (s *Store) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, shape readShape, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
+func (s *objectFiles) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, shape readShape, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
 	if index == nil {
 		return nil, fileStamp{}, false
 	}
@@ -312,7 +314,7 @@ const journalIndexChunk = 4 << 20
 // journal cannot be read; a torn last line is ignored, as by every journal
 // reader. The caller holds the read lock, under which the journal only
 // grows by lines no list needs, and closes the index.
-func (s *Store) journalIndex(r *resource) *journalIndex {
+func (s *objectFiles) journalIndex(r *resource) *journalIndex {
 	f, err := s.openBeneath(filepath.Join(s.dir, journalName), os.O_RDONLY, 0)
 	if err != nil {
 		return nil
@@ -416,117 +418,77 @@ func (ix *journalIndex) object(v journalVersion, namespace, name string, buf *[]
 
 func (ix *journalIndex) close() error { return ix.f.Close() }
 
-// objectKey separates an entry's key fields from its object. json.Marshal
-// writes entry's fields in declaration order with object last, and no key
-// field (a DNS-1123 name, a plural) can hold this text.
-var objectKey = []byte(`,"object":`)
-
-// entryHead decodes an entry's key fields and slices out its object
-// without scanning the object, which readFromJournal decodes (and so
-// validates) only for the objects a list returns.
-func entryHead(line []byte) (*entry, error) {
-	i := bytes.Index(line, objectKey)
-	if i < 0 || line[len(line)-1] != '}' {
-		e := &entry{}
-		return e, json.Unmarshal(line, e)
-	}
-	e, ok := parseKeys(line[:i])
-	if !ok {
-		e = &entry{}
-		if err := json.Unmarshal(append(line[:i:i], '}'), e); err != nil {
-			return nil, err
-		}
-	}
-	e.Object = line[i+len(objectKey) : len(line)-1]
-	return e, nil
-}
-
-// keyFields are entry's key fields in the order json.Marshal writes them,
-// and keyPrefixes each one's name as it begins a member.
-var (
-	keyFields   = []string{"compacted", "rv", "type", "resource", "namespace", "name", "group"}
-	keyPrefixes = func() [][]byte {
-		p := make([][]byte, len(keyFields))
-		for i, f := range keyFields {
-			p[i] = []byte(`"` + f + `":`)
-		}
-		return p
-	}()
-)
-
-// parseKeys decodes the key fields of an entry as json.Marshal writes
-// them, from the opening brace up to the object, reflection-free: a list
-// or a watch reads every line of a long journal's head. It answers false
-// for anything else (another field order, an escape, a number
-// encoding/json would refuse or round), which the caller decodes with
-// encoding/json instead.
-func parseKeys(head []byte) (*entry, bool) {
-	if len(head) == 0 || head[0] != '{' {
-		return nil, false
-	}
-	e := &entry{}
-	rest, next := head[1:], 0
-	for len(rest) > 0 {
-		if next > 0 {
-			if rest[0] != ',' {
-				return nil, false
-			}
-			rest = rest[1:]
-		}
-		field := -1
-		for f := next; f < len(keyFields); f++ {
-			if bytes.HasPrefix(rest, keyPrefixes[f]) {
-				field = f
-				break
-			}
-		}
-		if field < 0 {
-			return nil, false
-		}
-		rest, next = rest[len(keyPrefixes[field]):], field+1
-		var value []byte
-		if keyFields[field] == "type" || keyFields[field] == "resource" || keyFields[field] == "namespace" || keyFields[field] == "name" {
-			if len(rest) < 2 || rest[0] != '"' {
-				return nil, false
-			}
-			end := bytes.IndexByte(rest[1:], '"')
-			if end < 0 {
-				return nil, false
-			}
-			value, rest = rest[1:end+1], rest[end+2:]
-			if bytes.ContainsFunc(value, func(r rune) bool { return r < 0x20 || r == '\\' || r >= 0x7f }) {
-				return nil, false
-			}
-		} else {
-			end := 0
-			for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
-				end++
-			}
-			value, rest = rest[:end], rest[end:]
-			if len(value) == 0 || len(value) > 1 && value[0] == '0' {
-				return nil, false
-			}
-		}
-		var err error
-		switch keyFields[field] {
-		case "compacted":
-			e.Compacted, err = strconv.ParseUint(string(value), 10, 64)
-		case "rv":
-			e.RV, err = strconv.ParseUint(string(value), 10, 64)
-		case "group":
-			e.Group, err = strconv.Atoi(string(value))
-		case "type":
-			e.Type = EventType(value)
-		case "resource":
-			e.Resource = string(value)
-		case "namespace":
-			e.Namespace = string(value)
-		case "name":
-			e.Name = string(value)
-		}
+// list reads every object of r in namespace ("" for all). Files that hold
+// a hand edit not adopted yet, or that cannot be read, are returned apart
+// as pending paths, so that one bad file does not hide the rest.
+//
+// A list given slots decodes what it can straight into them
+// (storedObject.typed), without the map in between; the rest are read as
+// unstructured objects. Files are read in key order, so that the slots
+// come out in the list's order.
+//
+// A list given mention leaves out the objects it takes from the journal
+// whose entry's JSON does not contain it, without decoding them: the
+// garbage collector looks for its owner's uid so, in every kind, at every
+// deletion. Objects read another way are all returned.
+func (s *objectFiles) list(r *resource, namespace string, slots *itemSlots, shape readShape) (items []*storedObject, pending []string, err error) {
+	var dirs []string
+	if namespace != "" || !r.namespaced {
+		dirs = []string{s.objectDir(r, namespace)}
+	} else {
+		kindDir := filepath.Join(s.dir, r.plural)
+		entries, err := s.readStoreDir(kindDir)
 		if err != nil {
-			return nil, false
+			return nil, nil, err
+		}
+		for _, e := range entries {
+			switch {
+			case e.IsDir():
+				dirs = append(dirs, filepath.Join(kindDir, e.Name()))
+			case strings.HasPrefix(e.Name(), "."):
+			case e.Type()&fs.ModeSymlink != 0:
+				s.quarantine.report(problemOf(symlinkError(filepath.Join(kindDir, e.Name()))), nil)
+			default:
+				if p, ok := s.notDirProblem(filepath.Join(kindDir, e.Name())); ok {
+					s.quarantine.report(p, nil)
+				}
+			}
 		}
 	}
-	return e, true
+	type keyedPath struct{ namespace, name, path string }
+	var files []keyedPath
+	for _, dir := range dirs {
+		entries, err := s.readStoreDir(dir)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range entries {
+			if e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix) || strings.HasPrefix(e.Name(), ".") {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			if _, ns, name, ok := s.keyOfPath(path); ok {
+				files = append(files, keyedPath{ns, name, path})
+			}
+		}
+	}
+	slices.SortFunc(files, func(a, b keyedPath) int {
+		return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
+	})
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = f.path
+	}
+	read := s.readObjects(r, paths, slots, shape)
+	for i, so := range read {
+		if so != nil && so.unmentioned {
+			continue
+		}
+		if so == nil || so.handEdited {
+			pending = append(pending, paths[i])
+			continue
+		}
+		items = append(items, so)
+	}
+	return items, pending, nil
 }

@@ -17,9 +17,6 @@ limitations under the License.
 package filestore
 
 import (
-	"errors"
-	"io/fs"
-	"os"
 	"time"
 )
 
@@ -32,30 +29,4 @@ type Observer interface {
 	// HandEdit reports a hand edit adopted or, when adopted is false,
 	// refused by the hand-edit watcher (once per distinct refusal).
 	HandEdit(adopted bool)
-}
-
-func (s *Store) observeWrite(verb string, start time.Time) {
-	if s.observer != nil {
-		s.observer.Wrote(verb, time.Since(start))
-	}
-}
-
-func (s *Store) observeHandEdit(adopted bool) {
-	if s.observer != nil {
-		s.observer.HandEdit(adopted)
-	}
-}
-
-// JournalSize returns the size in bytes of the store's journal file, which
-// every process writing to the store appends to. A store nothing has been
-// written to yet has no journal, which is an empty one.
-func (s *Store) JournalSize() (int64, error) {
-	fi, err := os.Stat(s.journal.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	return fi.Size(), nil
 }

@@ -19,11 +19,8 @@ package filestore
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
 	"strings"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -165,25 +162,9 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 	return obj, nil
 }
 
-// contentWithout returns the JSON of obj without the named top-level fields.
-func contentWithout(obj *unstructured.Unstructured, drop ...string) []byte {
-	m := make(map[string]interface{}, len(obj.Object))
-	for k, v := range obj.Object {
-		if !slices.Contains(drop, k) {
-			m[k] = v
-		}
-	}
-	js, _ := json.Marshal(m)
-	return js
-}
-
-func sameContent(a, b *unstructured.Unstructured) bool {
-	return bytes.Equal(contentWithout(a), contentWithout(b))
-}
-
 // update replaces an object, or only its status when subresource is true,
 // with optimistic concurrency on resourceVersion.
-func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstructured, subresource bool, opts writeOptions) (*unstructured.Unstructured, error) {
+func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstructured, subresource bool, opts writeOptions) (*unstructured.Unstructured, error) { //nolint:gocyclo // issue 28 point 1 splits the file store; remove this then
 	if err := contextDone(ctx); err != nil {
 		return nil, err
 	}
@@ -381,23 +362,6 @@ func runtimeDeepCopy(v interface{}) interface{} {
 	return (&unstructured.Unstructured{Object: map[string]interface{}{"v": v}}).DeepCopy().Object["v"]
 }
 
-func finalizerErrors(old, next *unstructured.Unstructured) field.ErrorList {
-	if old.GetDeletionTimestamp() == nil {
-		return nil
-	}
-	var added []string
-	for _, f := range next.GetFinalizers() {
-		if !slices.Contains(old.GetFinalizers(), f) {
-			added = append(added, f)
-		}
-	}
-	if len(added) == 0 {
-		return nil
-	}
-	return field.ErrorList{field.Forbidden(field.NewPath("metadata", "finalizers"),
-		fmt.Sprintf("no new finalizers can be added if the object is being deleted, found new finalizers %#v", added))}
-}
-
 // deleteOptions are the parts of delete options the store honours.
 type deleteOptions struct {
 	dryRun     bool
@@ -455,7 +419,7 @@ func (s *Store) remove(ctx context.Context, r *resource, namespace, name string,
 // garbage collector does with background propagation. The owner index
 // names them (see owners.go); when it cannot tell, every kind is listed.
 func (s *Store) collectDependents(ctx context.Context, owner *unstructured.Unstructured) {
-	deps, ok := s.dependentsOf(string(owner.GetUID()), owner.GetNamespace())
+	deps, ok := s.owners.dependentsOf(string(owner.GetUID()), owner.GetNamespace())
 	if !ok || s.listDependents {
 		s.collectDependentsListing(ctx, owner)
 		return
@@ -560,13 +524,105 @@ func (s *Store) patch(ctx context.Context, r *resource, namespace, name string, 
 	}
 }
 
-func parseRV(rv string) (uint64, error) {
-	if rv == "" || rv == "0" {
-		return 0, nil
+// collectOrphans collects the dependents of the objects
+// collectIfOrphanedLocked deleted. The caller holds no lock.
+func (s *Store) collectOrphans(ctx context.Context) {
+	for {
+		s.orphansMu.Lock()
+		if len(s.orphans) == 0 {
+			s.orphansMu.Unlock()
+			return
+		}
+		gone := s.orphans[0]
+		s.orphans = s.orphans[1:]
+		s.orphansMu.Unlock()
+		s.collectDependents(ctx, gone)
 	}
-	n, err := strconv.ParseUint(rv, 10, 64)
-	if err != nil {
-		return 0, apierrors.NewBadRequest(fmt.Sprintf("invalid resourceVersion %q: must be an integer", rv))
+}
+
+// settled reads an object for a reader that holds no lock, as a client
+// does. The read is a read (objectFiles.read, under the shared lock); only
+// when it finds a hand edit, or a file it cannot read, does settled ask
+// for the edit's adoption (adopter.adopt), a step of its own that takes
+// the write lock and may write, and then collect the dependents of an
+// object the adoption deleted. A refused edit yields the last valid
+// version.
+func (s *Store) settled(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	so, err := s.read(r, namespace, name)
+	if err == nil && !so.handEdited {
+		return so.obj, nil
 	}
-	return n, nil
+	if apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	return s.adoptEdit(ctx, r, namespace, name)
+}
+
+// adoptEdit adopts the hand edit in the file of a key (adopter.adopt), the
+// step a reader asks for when its read found one, and then collects the
+// dependents of an object the adoption deleted. It returns the object in
+// effect: the adopted edit, or the last valid version.
+func (s *Store) adoptEdit(ctx context.Context, r *resource, namespace, name string) (*unstructured.Unstructured, error) {
+	out, err := s.adopt(ctx, r, namespace, name)
+	s.collectOrphans(ctx)
+	return out, err
+}
+
+// listSettled lists like list, after adopting pending hand edits; a file
+// whose edit is refused contributes its last valid version. As settled,
+// it reads first, under the shared lock, and asks for each adoption
+// (adoptFile) as a step of its own. The objects
+// are sorted by namespace and name. Given a mention, it may leave out,
+// undecoded, objects whose JSON does not contain it (see list).
+func (s *Store) listSettled(ctx context.Context, r *resource, namespace string, slots *itemSlots, shape readShape) (uint64, []*storedObject, error) {
+	for attempt := 0; ; attempt++ {
+		var rv uint64
+		var items []*storedObject
+		var pending []string
+		err := s.withReadLock(func() error {
+			var err error
+			if rv, err = s.journal.lastRV(); err != nil {
+				return err
+			}
+			items, pending, err = s.list(r, namespace, slots, shape)
+			if err != nil || len(pending) > 0 && attempt == 0 {
+				return err
+			}
+			for _, path := range pending {
+				_, ns, name, _ := s.keyOfPath(path)
+				last, err := s.lastValid(r, ns, name)
+				if err != nil {
+					return err
+				}
+				if last != nil {
+					items = append(items, &storedObject{obj: last})
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return 0, nil, err
+		}
+		if len(pending) > 0 && attempt == 0 {
+			for _, path := range pending {
+				// A file that cannot be adopted (refused, unreadable, or a
+				// store that cannot be written: a full disk, a read-only
+				// filesystem) is skipped and its last valid version listed;
+				// one bad entry never fails the list.
+				err := s.adoptFile(ctx, path)
+				s.collectOrphans(ctx)
+				var inv *InvalidEditError
+				switch {
+				case errors.As(err, &inv):
+					s.reportFileError(inv.File, inv.Object)
+				case err != nil:
+					s.quarantine.report(Problem{Path: path, Reason: err.Error(), Fix: "fix the file or the store; the last valid version stays in effect"}, nil)
+				default:
+					s.quarantine.cleared(path)
+				}
+			}
+			continue
+		}
+		return rv, sortedByKey(items), nil
+	}
 }

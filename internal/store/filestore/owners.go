@@ -18,7 +18,6 @@ package filestore
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -28,12 +27,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/tether-dev/tether/internal/atomicfs"
 )
@@ -79,6 +75,18 @@ const maxOwnersBytes = 256 << 20
 // ownersSaveAfter is how many bytes of journal read past the saved index
 // make the index worth saving again.
 const ownersSaveAfter = 1 << 20
+
+// ownerCache is the owner index as this process last read it, guarded by
+// indexMu, with counts of its loads from disk and its rebuilds from the
+// whole journal. It reads the journal and the index file, and writes only
+// the index file.
+type ownerCache struct {
+	*objectFiles
+	indexMu  sync.Mutex
+	index    *ownerIndex
+	loads    atomic.Int64
+	rebuilds atomic.Int64
+}
 
 // ownerIndex maps each object that has owner references, by
 // entryKey(resource, namespace, name), to its owners' uids, as of the
@@ -174,7 +182,7 @@ func cutLastLine(data []byte) (body, last []byte, ok bool) {
 
 // loadOwners reads the owner index file, through no symbolic link; nil
 // when there is none or it is not whole.
-func (s *Store) loadOwners() *ownerIndex {
+func (s *ownerCache) loadOwners() *ownerIndex {
 	f, err := s.openBeneath(filepath.Join(s.dir, ownersName), syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil
@@ -197,7 +205,7 @@ func (s *Store) loadOwners() *ownerIndex {
 // nil when the journal cannot be read. The caller holds a store lock,
 // under which the journal only grows, and ownersMu, which guards the index
 // (deletions under the shared lock read and extend it side by side).
-func (s *Store) ownersFor() *ownerIndex {
+func (s *ownerCache) ownersFor() *ownerIndex {
 	f, err := s.openBeneath(s.journal.path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil
@@ -209,20 +217,20 @@ func (s *Store) ownersFor() *ownerIndex {
 	}
 	size := s.journal.journalEnd(fi.Size())
 	ino := inodeOf(fi)
-	ix := s.owners
+	ix := s.index
 	if !ix.matches(f, ino, size) {
 		ix = s.loadOwners()
-		s.ownersLoads.Add(1)
+		s.loads.Add(1)
 		if !ix.matches(f, ino, size) {
 			ix = &ownerIndex{ino: ino, owners: map[string][]string{}}
-			s.ownersRebuilds.Add(1)
+			s.rebuilds.Add(1)
 		}
 	}
 	if err := ix.readOn(f, size); err != nil {
-		s.owners = nil
+		s.index = nil
 		return nil
 	}
-	s.owners = ix
+	s.index = ix
 	if ix.offset-ix.saved >= ownersSaveAfter || ix.saved == 0 && ix.offset > 0 {
 		if err := atomicfs.WriteFile(filepath.Join(s.dir, ownersName), encodeOwners(ix), 0o600); err != nil {
 			s.log.V(1).Info("the owner index was not saved; deletions read the journal until it is", "file", filepath.Join(s.dir, ownersName), "error", err.Error())
@@ -343,9 +351,9 @@ type dependentKey struct{ resource, namespace, name string }
 // dependentsOf returns the objects in namespace whose ownerReferences name
 // uid, by the index; false when the index cannot tell (the journal cannot
 // be read, or a line of it did not decode).
-func (s *Store) dependentsOf(uid, namespace string) ([]dependentKey, bool) {
-	s.ownersMu.Lock()
-	defer s.ownersMu.Unlock()
+func (s *ownerCache) dependentsOf(uid, namespace string) ([]dependentKey, bool) {
+	s.indexMu.Lock()
+	defer s.indexMu.Unlock()
 	var ix *ownerIndex
 	if err := s.withReadLock(func() error {
 		ix = s.ownersFor()
@@ -372,80 +380,6 @@ func (s *Store) dependentsOf(uid, namespace string) ([]dependentKey, bool) {
 
 // ownersStats counts, for tests, the owner index's loads from disk and
 // rebuilds from the whole journal.
-func (s *Store) ownersStats() (loads, rebuilds int64) {
-	return s.ownersLoads.Load(), s.ownersRebuilds.Load()
-}
-
-// collectIfOrphanedLocked deletes next, just adopted from a hand edit of
-// last (nil for a new file), when the edit added owner references and every
-// owner they name is absent: no object of its kind and name, or one of
-// another uid. Such an edit names owners already deleted, whose collection
-// could not see it, as it was not in the journal. An object with
-// finalizers gets a deletionTimestamp; a deleted one's own dependents are
-// collected once the lock is released (collectOrphans). The caller holds
-// the write lock.
-func (s *Store) collectIfOrphanedLocked(r *resource, last, next *unstructured.Unstructured) error {
-	refs := next.GetOwnerReferences()
-	if len(refs) == 0 {
-		return nil
-	}
-	if last != nil && slices.EqualFunc(refs, last.GetOwnerReferences(), func(a, b metav1.OwnerReference) bool { return a.UID == b.UID }) {
-		return nil
-	}
-	for _, ref := range refs {
-		gv, err := schema.ParseGroupVersion(ref.APIVersion)
-		if err != nil {
-			return nil
-		}
-		or, known := s.byGVK[gv.WithKind(ref.Kind)]
-		if !known {
-			return nil // an owner the store cannot look up may exist
-		}
-		ns := ""
-		if or.namespaced {
-			ns = next.GetNamespace()
-		}
-		owner, err := s.get(or, ns, ref.Name)
-		if err == nil && owner.obj.GetUID() == ref.UID {
-			return nil
-		}
-		if err != nil && !apierrors.IsNotFound(err) {
-			return nil
-		}
-	}
-	s.log.Info("a hand edit names only owners that are gone; collecting the object", "resource", r.plural, "namespace", next.GetNamespace(), "name", next.GetName())
-	if len(next.GetFinalizers()) > 0 {
-		if next.GetDeletionTimestamp() != nil {
-			return nil
-		}
-		now := metav1.NewTime(s.now())
-		zero := int64(0)
-		next.SetDeletionTimestamp(&now)
-		next.SetDeletionGracePeriodSeconds(&zero)
-		next.SetGeneration(next.GetGeneration() + 1)
-		return s.commit(r, Modified, next)
-	}
-	if err := s.commit(r, Deleted, next); err != nil {
-		return err
-	}
-	s.orphansMu.Lock()
-	s.orphans = append(s.orphans, next)
-	s.orphansMu.Unlock()
-	return nil
-}
-
-// collectOrphans collects the dependents of the objects
-// collectIfOrphanedLocked deleted. The caller holds no lock.
-func (s *Store) collectOrphans(ctx context.Context) {
-	for {
-		s.orphansMu.Lock()
-		if len(s.orphans) == 0 {
-			s.orphansMu.Unlock()
-			return
-		}
-		gone := s.orphans[0]
-		s.orphans = s.orphans[1:]
-		s.orphansMu.Unlock()
-		s.collectDependents(ctx, gone)
-	}
+func (s *ownerCache) ownersStats() (loads, rebuilds int64) {
+	return s.loads.Load(), s.rebuilds.Load()
 }

@@ -452,7 +452,7 @@ func (p *projector) skipString() error {
 // journal: everything, by default.
 type readShape struct {
 	// mention, when set, leaves out undecoded the objects whose JSON does
-	// not contain it (see Store.list).
+	// not contain it (see objectFiles.list).
 	mention []byte
 	// fields, when set, decodes an unstructured object with only these
 	// fields (see Fields).

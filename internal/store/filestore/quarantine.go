@@ -18,10 +18,11 @@ package filestore
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 
+	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
@@ -41,6 +42,7 @@ type Problem struct {
 // reported once (an error log here, a Warning Event through the hand-edit
 // watcher) until it is fixed.
 type quarantine struct {
+	log      logr.Logger
 	mu       sync.Mutex
 	reported map[string]string
 	// pending are the reports the watcher has not turned into Events yet.
@@ -59,20 +61,19 @@ type quarantined struct {
 	fromFile bool
 }
 
-func newQuarantine() *quarantine {
-	return &quarantine{reported: map[string]string{}, notify: make(chan struct{}, 1)}
+func newQuarantine(log logr.Logger) *quarantine {
+	return &quarantine{log: log, reported: map[string]string{}, notify: make(chan struct{}, 1)}
 }
 
 // report records p, logging it unless the same problem of the same path
 // was reported already. regarding may be nil.
-func (s *Store) report(p Problem, regarding runtime.Object) {
-	s.reportEntry(quarantined{problem: p, regarding: regarding})
+func (q *quarantine) report(p Problem, regarding runtime.Object) {
+	q.reportEntry(quarantined{problem: p, regarding: regarding})
 }
 
 // reportEntry is report of a quarantined entry.
-func (s *Store) reportEntry(e quarantined) {
+func (q *quarantine) reportEntry(e quarantined) {
 	p := e.problem
-	q := s.quarantine
 	q.mu.Lock()
 	if q.reported[p.Path] == p.Reason {
 		q.mu.Unlock()
@@ -85,49 +86,24 @@ func (s *Store) reportEntry(e quarantined) {
 	case q.notify <- struct{}{}:
 	default:
 	}
-	s.log.Error(errors.New(p.Reason), "quarantined a store entry: it is skipped until fixed; every other object keeps working", "path", p.Path, "fix", p.Fix)
+	q.log.Error(errors.New(p.Reason), "quarantined a store entry: it is skipped until fixed; every other object keeps working", "path", p.Path, "fix", p.Fix)
 }
 
 // cleared forgets a path's report once the entry reads well again, so that
 // a later problem is news.
-func (s *Store) cleared(path string) {
-	q := s.quarantine
+func (q *quarantine) cleared(path string) {
 	q.mu.Lock()
 	delete(q.reported, path)
 	q.mu.Unlock()
 }
 
 // takeReports returns the reports not handed out yet.
-func (s *Store) takeReports() []quarantined {
-	q := s.quarantine
+func (q *quarantine) takeReports() []quarantined {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	out := q.pending
 	q.pending = nil
 	return out
-}
-
-// reportFileError reports the entry of a refused read or edit.
-func (s *Store) reportFileError(fe *FileError, last *unstructured.Unstructured) {
-	p, regarding := s.fileProblem(fe, last)
-	s.reportEntry(quarantined{problem: p, regarding: regarding, fromFile: true})
-}
-
-// fileProblem is the problem of a refused read or edit and what its Event
-// regards: the last valid version, or a reference built from the path.
-func (s *Store) fileProblem(fe *FileError, last *unstructured.Unstructured) (Problem, runtime.Object) {
-	p := Problem{Path: fe.Path, Reason: fe.Error(), Fix: "fix or remove the file; the last valid version stays in effect"}
-	var ee *EntryError
-	if errors.As(fe.Err, &ee) {
-		p.Reason, p.Fix = ee.Reason, ee.Fix
-	}
-	var regarding runtime.Object
-	if last != nil {
-		regarding = last
-	} else if r, ns, name, ok := s.keyOfPath(fe.Path); ok {
-		regarding = &corev1.ObjectReference{APIVersion: r.gvk.GroupVersion().String(), Kind: r.gvk.Kind, Namespace: ns, Name: name}
-	}
-	return p, regarding
 }
 
 // storeReference is what an Event about the store itself (its journal)
@@ -138,10 +114,21 @@ func storeReference() *corev1.ObjectReference {
 
 func problemOf(e *EntryError) Problem { return Problem{Path: e.Path, Reason: e.Reason, Fix: e.Fix} }
 
-// reportUndecodable reports an object that does not decode into its Go type.
-func (s *Store) reportUndecodable(r *resource, u *unstructured.Unstructured, err error) {
-	path := s.objectPath(r, u.GetNamespace(), u.GetName())
-	s.report(Problem{Path: path, Reason: "does not decode into a " + r.gvk.Kind + ": " + err.Error(),
-		Fix: "edit the file to a valid value (tether edit), or remove it"},
-		&corev1.ObjectReference{APIVersion: r.gvk.GroupVersion().String(), Kind: r.gvk.Kind, Namespace: u.GetNamespace(), Name: u.GetName(), UID: u.GetUID()})
+// EntryError is a store entry the store refuses to read: a symbolic link,
+// a FIFO, a device, a directory where a file belongs, a file owned by
+// another user or one too large to be an object. It names the path, the
+// reason and the fix.
+type EntryError struct {
+	// Path is the entry.
+	Path string
+	// Reason says what is wrong with it.
+	Reason string
+	// Fix says what a person can do about it.
+	Fix string
+}
+
+func (e *EntryError) Error() string { return fmt.Sprintf("%s: %s (%s)", e.Path, e.Reason, e.Fix) }
+
+func symlinkError(path string) *EntryError {
+	return &EntryError{Path: path, Reason: "is a symbolic link; the store refuses symlinked entries", Fix: "replace it by a regular file or remove it: rm " + path}
 }

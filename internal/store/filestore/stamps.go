@@ -142,13 +142,13 @@ func decodeStamps(data []byte) stampSet {
 }
 
 // stampsPath is the stamps file of r.
-func (s *Store) stampsPath(r *resource) string {
+func (s *objectFiles) stampsPath(r *resource) string {
 	return filepath.Join(s.dir, stampsPrefix+r.plural)
 }
 
 // loadStamps reads r's stamps file, through no symbolic link; a stamps
 // file that cannot be read or does not decode is an empty cache.
-func (s *Store) loadStamps(r *resource) stampSet {
+func (s *objectFiles) loadStamps(r *resource) stampSet {
 	f, err := s.openBeneath(s.stampsPath(r), syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil
@@ -167,7 +167,7 @@ func (s *Store) loadStamps(r *resource) stampSet {
 
 // saveStamps replaces r's stamps file with set. It is a cache: a failure
 // (a full disk, a read-only store) is logged, and costs only reads later.
-func (s *Store) saveStamps(r *resource, set stampSet) {
+func (s *objectFiles) saveStamps(r *resource, set stampSet) {
 	if err := atomicfs.WriteFile(s.stampsPath(r), encodeStamps(set), 0o600); err != nil {
 		s.log.V(1).Info("the file stamps were not saved; lists read every file until they are", "file", s.stampsPath(r), "error", err.Error())
 	}
@@ -175,7 +175,7 @@ func (s *Store) saveStamps(r *resource, set stampSet) {
 
 // stampHolds tells whether the file at path is still the file st stamped:
 // a regular file of this user, with the same inode, size and ctime.
-func (s *Store) stampHolds(st fileStamp, path string) bool {
+func (s *objectFiles) stampHolds(st fileStamp, path string) bool {
 	fi, err := os.Lstat(path)
 	if err != nil || checkRegular(path, fi) != nil {
 		return false
@@ -187,7 +187,7 @@ func (s *Store) stampHolds(st fileStamp, path string) bool {
 // stamped tells whether the file at path, of object namespace/name, is
 // as its stamp in stamps found it: a version the store wrote, which needs
 // no adoption.
-func (s *Store) stamped(stamps stampSet, namespace, name, path string) bool {
+func (s *objectFiles) stamped(stamps stampSet, namespace, name, path string) bool {
 	st, ok := stamps[namespace+"/"+name]
 	return ok && s.stampHolds(st, path)
 }

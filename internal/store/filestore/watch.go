@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -145,7 +144,7 @@ func (w *fileWatch) object(u *unstructured.Unstructured) (runtime.Object, error)
 	return obj, w.c.fill(u, obj)
 }
 
-func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
+func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) { //nolint:gocyclo // issue 28 point 1 splits the file store; remove this then
 	defer close(w.done)
 	defer close(w.result)
 	defer func() { _ = w.fsw.Close() }()
@@ -181,7 +180,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 			_ = reader.close()
 			reader = nil
 		}
-		next, err := w.c.s.newJournalReader(w.r.plural)
+		next, err := w.c.s.journal.newJournalReader(w.r.plural)
 		if err != nil {
 			w.sendError(ctx, apierrors.NewInternalError(err))
 			return false
@@ -231,7 +230,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 		}
 		for _, e := range entries {
 			if e.corrupt != nil {
-				w.c.s.report(e.corrupt.problem(journalPath), storeReference())
+				w.c.s.quarantine.report(e.corrupt.problem(journalPath), storeReference())
 				gap = true
 				continue
 			}
@@ -309,7 +308,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) {
 func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 	obj, u, typeErr, err := w.decode(e.Object)
 	if err != nil {
-		w.c.s.report(Problem{Path: filepath.Join(w.c.s.dir, journalName),
+		w.c.s.quarantine.report(Problem{Path: filepath.Join(w.c.s.dir, journalName),
 			Reason: fmt.Sprintf("the entry of resourceVersion %d holds no readable object (%v); it is skipped", e.RV, err),
 			Fix:    "nothing to do: the object files hold every object"}, storeReference())
 		return true
@@ -401,19 +400,3 @@ func (w *fileWatch) remember(e entry) {
 }
 
 func key(u *unstructured.Unstructured) string { return u.GetNamespace() + "/" + u.GetName() }
-
-func fileInodeAt(path string) uint64 {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return 0
-	}
-	return inodeOf(fi)
-}
-
-func fileInode(f *os.File) uint64 {
-	fi, err := f.Stat()
-	if err != nil {
-		return 0
-	}
-	return inodeOf(fi)
-}
