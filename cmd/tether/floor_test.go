@@ -35,6 +35,7 @@ import (
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/startupgc"
 	"github.com/tether-dev/tether/internal/store/storemanager"
 )
 
@@ -56,6 +57,8 @@ const (
 // reconciler, no queue. It prints "synced" once the caches have synced,
 // and runs until SIGTERM.
 func runCacheFloor(backend, target, pprofAddr string) error {
+	// As `tether run` does once its verb is known.
+	startupgc.End()
 	s, err := scheme.New()
 	if err != nil {
 		return err

@@ -543,6 +543,10 @@ func restartScale(b *testing.B, home, name string, args ...string) startResult {
 	}
 	cmd := exec.Command(tetherBin, args...)
 	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
+	if profiles != "" {
+		// The start's CPU: the caches' lists, from as soon as pprof serves.
+		go saveCPUProfile(b, pprofAddr, filepath.Join(profiles, name+"-cpu.pb.gz"), 5*time.Second)
+	}
 	return measureStart(b, cmd, name, pprofAddr, func(r io.Reader, log *syncBuffer, at chan<- time.Time) { scanSynced(r, log, at) }, true)
 }
 
@@ -682,7 +686,14 @@ func saveHeapProfile(b *testing.B, addr, base string) {
 // path. It reports failures with Error, not Fatal: it runs on its own
 // goroutine.
 func saveCPUProfile(b *testing.B, addr, path string, d time.Duration) {
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	var resp *http.Response
+	var err error
+	for range 500 {
+		if resp, err = http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds()))); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err != nil {
 		b.Error(err)
 		return

@@ -19,9 +19,11 @@ package storemanager
 import (
 	"context"
 	"fmt"
+	"slices"
 	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,6 +102,11 @@ func trimCheckpoint(cp *v1.Checkpoint) {
 		cp.Annotations = map[string]string{v1.CaptureDurationAnnotation: d}
 	}
 	internMeta(&cp.ObjectMeta)
+	for i := range cp.OwnerReferences {
+		// A Hook's Checkpoints name it alike.
+		r := &cp.OwnerReferences[i]
+		r.Name, r.UID = intern(r.Name), types.UID(intern(string(r.UID)))
+	}
 	s := &cp.Spec
 	s.Files, s.FilesTruncated, s.SkippedFiles, s.Degraded = nil, false, nil, nil
 	s.HookName = intern(s.HookName)
@@ -119,6 +126,7 @@ func internHook(h *v1.Hook) {
 	internMeta(&h.ObjectMeta)
 	s := &h.Spec
 	s.Workspace, s.Assignee = intern(s.Workspace), intern(s.Assignee)
+	s.Steps = exact(s.Steps)
 	for i := range s.Steps {
 		st := &s.Steps[i]
 		st.Name = intern(st.Name)
@@ -128,6 +136,7 @@ func internHook(h *v1.Hook) {
 	}
 	st := &h.Status
 	st.State = v1.HookState(intern(string(st.State)))
+	st.Steps, st.Conditions = exact(st.Steps), exact(st.Conditions)
 	if c := st.CurrentStep; c != nil {
 		c.Name = intern(c.Name)
 	}
@@ -138,6 +147,8 @@ func internHook(h *v1.Hook) {
 			internAll(r.Receipts[j].Command)
 		}
 	}
+	// A decoded slice grows by doubling: a history of 5 entries holds 8.
+	st.History = exact(st.History)
 	for i := range st.History {
 		e := &st.History[i]
 		e.Event, e.Actor = intern(e.Event), intern(e.Actor)
@@ -158,6 +169,14 @@ func internWorker(w *v1.Worker) {
 	st.Phase = v1.WorkerPhase(intern(string(st.Phase)))
 	st.BootID, st.Host = intern(st.BootID), intern(st.Host)
 	internConditions(st.Conditions)
+}
+
+// exact returns s in an array of its length, when it has spare capacity.
+func exact[S ~[]E, E any](s S) S {
+	if cap(s) == len(s) {
+		return s
+	}
+	return slices.Clone(s)
 }
 
 func internMeta(m *metav1.ObjectMeta) {
