@@ -51,7 +51,7 @@ func IsTrimmed(obj client.Object) bool {
 // reasons, paths, commits) instead of holding a copy in each.
 //
 // Checkpoints, five or more per Hook, are cached trimmed to what the
-// reconcilers and the recovery file read of them (checkpointKeeps); the
+// reconcilers and the recovery file read of them (see trimCheckpoint); the
 // trimmed copy is marked (IsTrimmed), and the Managers' clients refuse to
 // Create or Update a marked object (GuardTrimmed): a reconciler writes a
 // cached Checkpoint with a patch of what it changed.
