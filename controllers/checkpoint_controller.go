@@ -70,7 +70,8 @@ const (
 // CheckpointReconciler keeps Checkpoints: it prunes each Hook's to the
 // newest maxCheckpoints, deletes a Checkpoint's git ref before the object
 // goes (finalizer), and sets Ready from whether the ref still points at
-// the snapshot commit.
+// the snapshot commit. The cache holds Checkpoints trimmed to what it
+// reads, so it writes them with patches of what it changed, never whole.
 type CheckpointReconciler struct {
 	// Client reads and writes Checkpoints and reads Hooks.
 	Client client.Client
@@ -102,8 +103,8 @@ func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !cp.DeletionTimestamp.IsZero() {
 		return ctrl.Result{}, r.finalize(ctx, cp)
 	}
-	if controllerutil.AddFinalizer(cp, checkpoint.Finalizer) {
-		if err := r.Client.Update(ctx, cp); err != nil {
+	if base := cp.DeepCopy(); controllerutil.AddFinalizer(cp, checkpoint.Finalizer) {
+		if err := r.Client.Patch(ctx, cp, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
@@ -188,9 +189,10 @@ func (r *CheckpointReconciler) setReady(ctx context.Context, cp *v1.Checkpoint) 
 	if old != nil && old.Status == cond.Status && old.Reason == cond.Reason && old.Message == cond.Message && cp.Status.ObservedGeneration == cp.Generation {
 		return nil
 	}
+	base := cp.DeepCopy()
 	meta.SetStatusCondition(&cp.Status.Conditions, cond)
 	cp.Status.ObservedGeneration = cp.Generation
-	if err := r.Client.Status().Update(ctx, cp); err != nil {
+	if err := r.Client.Status().Patch(ctx, cp, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})); err != nil {
 		return err
 	}
 	if cond.Status == metav1.ConditionFalse && (old == nil || old.Status != metav1.ConditionFalse) {
@@ -231,8 +233,9 @@ func (r *CheckpointReconciler) finalize(ctx context.Context, cp *v1.Checkpoint) 
 			log.FromContext(ctx).V(1).Info("capture index not removed", "hook", cp.Spec.HookName, "error", err.Error())
 		}
 	}
+	base := cp.DeepCopy()
 	controllerutil.RemoveFinalizer(cp, checkpoint.Finalizer)
-	return client.IgnoreNotFound(r.Client.Update(ctx, cp))
+	return client.IgnoreNotFound(r.Client.Patch(ctx, cp, client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})))
 }
 
 // hookGone reports whether the Hook cp belongs to no longer exists, read

@@ -17,10 +17,12 @@ limitations under the License.
 package controllers
 
 import (
+	"context"
 	"errors"
 	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
@@ -93,7 +95,15 @@ func SetupAll(mgr ctrl.Manager, opts Options) error {
 	}
 	if opts.EventTTL > 0 {
 		expiry := &EventExpiry{Reader: mgr.GetAPIReader(), Client: mgr.GetClient(), TTL: opts.EventTTL, Log: mgr.GetLogger().WithName("event-expiry")}
-		if err := mgr.Add(expiry); err != nil {
+		// The first sweep lists every Event around the cache: after the
+		// caches' own lists, which a restart waits for, not beside them.
+		// A RunnableFunc runs on the leader only, as EventExpiry does.
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			if !mgr.GetCache().WaitForCacheSync(ctx) {
+				return nil
+			}
+			return expiry.Start(ctx)
+		})); err != nil {
 			return err
 		}
 	}

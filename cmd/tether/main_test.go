@@ -74,6 +74,13 @@ func failpointBinary(t testing.TB) string {
 
 // TestMain builds the real binary once; the tests drive it as a user would.
 func TestMain(m *testing.M) {
+	if backend := os.Getenv(cacheFloorEnv); backend != "" {
+		if err := runCacheFloor(backend, os.Getenv(cacheFloorTarget), os.Getenv(cacheFloorPprof)); err != nil {
+			fmt.Fprintln(os.Stderr, "cache floor:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	dir, err := os.MkdirTemp("", "tether-e2e-")
 	if err != nil {
 		panic(err)

@@ -123,9 +123,29 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 	local := testsupport.Store(b, dir).Client()
 
 	b.ResetTimer()
-	lr := runScale(b, local, "default", home, "run", "--store", dir, "--metrics-bind-address", "0")
-	cr := runScale(b, kube, ns, home, "run", "--cluster", "--kubeconfig", env.Kubeconfig, "-n", ns)
+	largs := []string{"run", "--store", dir, "--metrics-bind-address", "0"}
+	cargs := []string{"run", "--cluster", "--kubeconfig", env.Kubeconfig, "-n", ns}
+	lr := runScale(b, local, "default", home, largs...)
+	cr := runScale(b, kube, ns, home, cargs...)
 	b.StopTimer()
+	lre := restartScale(b, home, "store-restart", largs...)
+	cre := restartScale(b, home, "cluster-restart", cargs...)
+	lf := cacheFloor(b, "store", dir)
+	cf := cacheFloor(b, "cluster", env.Kubeconfig)
+	for _, m := range []struct {
+		unit        string
+		local, kube float64
+	}{
+		{"restart-sync-ms", ms(lre.synced), ms(cre.synced)},
+		{"restart-rss-settled-MiB", lre.rssSettled, cre.rssSettled},
+		{"floor-sync-ms", ms(lf.synced), ms(cf.synced)},
+		{"floor-rss-settled-MiB", lf.rssSettled, cf.rssSettled},
+		{"floor-hwm-MiB", lf.hwm, cf.hwm},
+		{"settled-over-floor", lr.rssSettled / lf.rssSettled, cr.rssSettled / cf.rssSettled},
+	} {
+		b.ReportMetric(m.local, "local-"+m.unit)
+		b.ReportMetric(m.kube, "kube-"+m.unit)
+	}
 
 	for _, m := range []struct {
 		unit        string
@@ -158,8 +178,11 @@ func BenchmarkLocalOperatorScale10k(b *testing.B) {
 	local := testsupport.Store(b, dir).Client()
 
 	b.ResetTimer()
-	lr := runScale(b, local, "default", home, "run", "--store", dir, "--metrics-bind-address", "0")
+	args := []string{"run", "--store", dir, "--metrics-bind-address", "0"}
+	lr := runScale(b, local, "default", home, args...)
 	b.StopTimer()
+	restart := restartScale(b, home, "store-restart", args...)
+	floor := cacheFloor(b, "store", dir)
 	for _, m := range []struct {
 		unit  string
 		value float64
@@ -172,6 +195,13 @@ func BenchmarkLocalOperatorScale10k(b *testing.B) {
 		{"cpu-ms", ms(lr.cpu)},
 		{"p50-ms", ms(lr.p50)},
 		{"p99-ms", ms(lr.p99)},
+		{"restart-sync-ms", ms(restart.synced)},
+		{"restart-rss-settled-MiB", restart.rssSettled},
+		{"restart-hwm-MiB", restart.hwm},
+		{"floor-sync-ms", ms(floor.synced)},
+		{"floor-rss-settled-MiB", floor.rssSettled},
+		{"floor-hwm-MiB", floor.hwm},
+		{"settled-over-floor", lr.rssSettled / floor.rssSettled},
 	} {
 		b.ReportMetric(m.value, m.unit)
 	}
@@ -487,6 +517,121 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, args ...string)
 	return res
 }
 
+// startResult is what a start measures that is not the first: a restart
+// of `tether run` over the objects it reconciled, or the cache floor.
+type startResult struct {
+	synced                   time.Duration
+	rssSync, rssSettled, hwm float64
+	rssAnon                  float64
+	cpu                      time.Duration
+}
+
+// restartSettle is how long after sync a restart or the floor is measured
+// settled.
+const restartSettle = 15 * time.Second
+
+// restartScale starts `tether args...` again over the objects runScale's
+// run left reconciled, and measures its sync and its memory restartSettle
+// later. name prefixes its profiles.
+func restartScale(b *testing.B, home, name string, args ...string) startResult {
+	b.Helper()
+	profiles := os.Getenv(scaleProfilesEnv)
+	var pprofAddr string
+	if profiles != "" {
+		pprofAddr = freeLocalAddr(b)
+		args = append(args, "--pprof-bind-address", pprofAddr)
+	}
+	cmd := exec.Command(tetherBin, args...)
+	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
+	if profiles != "" {
+		// The start's CPU: the caches' lists, from as soon as pprof serves.
+		go saveCPUProfile(b, pprofAddr, filepath.Join(profiles, name+"-cpu.pb.gz"), 5*time.Second)
+	}
+	return measureStart(b, cmd, name, pprofAddr, func(r io.Reader, log *syncBuffer, at chan<- time.Time) { scanSynced(r, log, at) }, true)
+}
+
+// cacheFloor starts the cache floor (runCacheFloor) on backend over
+// target, and measures it as restartScale measures a restart.
+func cacheFloor(b *testing.B, backend, target string) startResult {
+	b.Helper()
+	profiles := os.Getenv(scaleProfilesEnv)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), cacheFloorEnv+"="+backend, cacheFloorTarget+"="+target)
+	var pprofAddr string
+	if profiles != "" {
+		pprofAddr = freeLocalAddr(b)
+		cmd.Env = append(cmd.Env, cacheFloorPprof+"="+pprofAddr)
+	}
+	return measureStart(b, cmd, backend+"-floor", pprofAddr, scanFloorSynced, false)
+}
+
+// scanFloorSynced sends the time of the floor's "synced" line.
+func scanFloorSynced(r io.Reader, log *syncBuffer, synced chan<- time.Time) {
+	sc := bufio.NewScanner(r)
+	sent := false
+	for sc.Scan() {
+		if ns, ok := strings.CutPrefix(sc.Text(), "synced "); ok && !sent {
+			n, _ := strconv.ParseInt(ns, 10, 64)
+			synced <- time.Unix(0, n)
+			sent = true
+		}
+		_, _ = log.Write(append(sc.Bytes(), '\n'))
+	}
+}
+
+// measureStart runs cmd until scan reports sync (from its stderr, or its
+// stdout when fromStderr is false), measures it restartSettle later, saves
+// its heap profile then when pprofAddr is set, and stops it.
+func measureStart(b *testing.B, cmd *exec.Cmd, name, pprofAddr string, scan func(io.Reader, *syncBuffer, chan<- time.Time), fromStderr bool) startResult {
+	b.Helper()
+	var out io.Reader
+	var err error
+	if fromStderr {
+		out, err = cmd.StderrPipe()
+	} else {
+		cmd.Stderr = os.Stderr
+		out, err = cmd.StdoutPipe()
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	stopped := false
+	defer func() {
+		if !stopped {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	}()
+	log := &syncBuffer{}
+	syncedAt := make(chan time.Time, 1)
+	go scan(out, log, syncedAt)
+	var res startResult
+	select {
+	case at := <-syncedAt:
+		res.synced = at.Sub(start)
+	case <-time.After(5 * time.Minute):
+		b.Fatalf("%s never synced:\n%s", name, log.String())
+	}
+	res.rssSync, _ = procMemory(b, cmd.Process.Pid)
+	time.Sleep(restartSettle)
+	res.rssSettled, res.hwm = procMemory(b, cmd.Process.Pid)
+	res.rssAnon = procStatus(b, cmd.Process.Pid)["RssAnon"]
+	res.cpu = procCPU(b, cmd.Process.Pid)
+	if profiles := os.Getenv(scaleProfilesEnv); profiles != "" && pprofAddr != "" {
+		saveHeapProfile(b, pprofAddr, filepath.Join(profiles, name+"-settled"))
+	}
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	stopped = true
+	b.Logf("%s: synced %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f), peak %.0f, CPU %v",
+		name, res.synced.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.hwm, res.cpu.Round(10*time.Millisecond))
+	return res
+}
+
 // scaleProfilesEnv names a directory: when set, runScale serves pprof from
 // each tether run and saves its heap profile there at sync and settled, as
 // store-sync.pb.gz, store-settled.pb.gz, cluster-sync.pb.gz and
@@ -541,7 +686,14 @@ func saveHeapProfile(b *testing.B, addr, base string) {
 // path. It reports failures with Error, not Fatal: it runs on its own
 // goroutine.
 func saveCPUProfile(b *testing.B, addr, path string, d time.Duration) {
-	resp, err := http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds())))
+	var resp *http.Response
+	var err error
+	for range 500 {
+		if resp, err = http.Get(fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d.Seconds()))); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err != nil {
 		b.Error(err)
 		return

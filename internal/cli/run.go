@@ -288,7 +288,9 @@ func (o *runOptions) clusterBackend(ctx context.Context, g *GlobalOptions, s *ru
 		Cache: clusterCache(workerPods),
 		// A Secret read through the Manager's client never starts an
 		// informer: the role grants get on the receipt key by name only.
-		Client:        client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		Client: client.Options{Cache: &client.CacheOptions{DisableFor: []client.Object{&corev1.Secret{}}}},
+		// The cache holds trimmed Checkpoints: the client refuses to write one whole.
+		NewClient:     storemanager.NewGuardedClient,
 		LeaseDuration: &o.lease.duration,
 		RenewDeadline: &o.lease.renewDeadline,
 		RetryPeriod:   &o.lease.retryPeriod,

@@ -30,9 +30,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/store/storemanager"
 )
 
 var now = time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
@@ -293,5 +295,55 @@ func TestOverviewListsMaxRowsUnlessAll(t *testing.T) {
 	}
 	if d := buildOverview(filter{All: true}, hooks, nil, now, stale); len(d.Hooks) != MaxRows+11 || d.MoreURL != "" {
 		t.Errorf("?all=1 listed %d, more %q", len(d.Hooks), d.MoreURL)
+	}
+}
+
+// TestHookPageReadsTrimmedCheckpointsWhole: the cache of tether run holds
+// Checkpoints without their files (storemanager.CacheTransform); the Hook
+// page counts the files of the stored objects, read through the API reader.
+func TestHookPageReadsTrimmedCheckpointsWhole(t *testing.T) {
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hk := hookIn("task", v1.HookStepRunning)
+	whole := &v1.Checkpoint{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task-cp-1"},
+		Spec: v1.CheckpointSpec{HookName: "task", Seq: 1, Trigger: v1.TriggerManual, Description: "before the refactor",
+			Files: []v1.FileSnapshot{{Path: "a.go"}, {Path: "b.go"}, {Path: "c.go"}}},
+	}
+	trimmedAny, err := storemanager.CacheTransform()(whole.DeepCopy())
+	if err != nil {
+		t.Fatal(err)
+	}
+	trimmed := trimmedAny.(*v1.Checkpoint)
+	if !storemanager.IsTrimmed(trimmed) || len(trimmed.Spec.Files) != 0 {
+		t.Fatalf("the cache transform kept %d files (trimmed %t); the test needs a trimmed copy", len(trimmed.Spec.Files), storemanager.IsTrimmed(trimmed))
+	}
+	stored := fake.NewClientBuilder().WithScheme(s).WithObjects(hk.DeepCopy(), whole.DeepCopy()).Build()
+	// The cache answers a list of Checkpoints with trimmed copies, as the
+	// Manager's cache does; the fake client refuses the marker as stored data.
+	cache := interceptor.NewClient(fake.NewClientBuilder().WithScheme(s).WithObjects(hk.DeepCopy(), whole.DeepCopy()).Build(), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if err := c.List(ctx, list, opts...); err != nil {
+				return err
+			}
+			if cps, ok := list.(*v1.CheckpointList); ok {
+				for i := range cps.Items {
+					cps.Items[i] = *trimmed.DeepCopy()
+				}
+			}
+			return nil
+		},
+	})
+	h, err := New(Options{Reader: cache, APIReader: stored, Watcher: cache, Now: func() time.Time { return now }, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := get(t, h, http.MethodGet, "/hooks/default/task").Body.String()
+	row := body[strings.Index(body, `data-checkpoint="task-cp-1"`):]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, "<td>3</td>") || !strings.Contains(row, "before the refactor") {
+		t.Fatalf("checkpoint row %q; want its 3 files, as stored", row)
 	}
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+	"github.com/tether-dev/tether/internal/store/storemanager"
 	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
@@ -136,6 +137,7 @@ func (h *Handler) hook(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
+	h.wholeCheckpoints(ctx, cps)
 	sortCheckpoints(cps)
 	events, err := eventsAbout(ctx, h.o.Reader, "Hook", hk)
 	if err != nil {
@@ -518,4 +520,21 @@ func stamp(t time.Time) string {
 // recovering tells whether hk is in recovery, by state or condition.
 func recovering(hk *v1.Hook) bool {
 	return hk.Status.State == v1.HookRecovering || meta.IsStatusConditionTrue(hk.Status.Conditions, v1.ConditionRecovering)
+}
+
+// wholeCheckpoints replaces the cache's trimmed copies among cps with the
+// objects as stored, read through the API reader: the cache of tether run
+// drops what only a person reads (the files, the short commit; see
+// storemanager.CacheTransform). A Checkpoint deleted meanwhile keeps its
+// trimmed copy.
+func (h *Handler) wholeCheckpoints(ctx context.Context, cps []v1.Checkpoint) {
+	for i := range cps {
+		if !storemanager.IsTrimmed(&cps[i]) {
+			continue
+		}
+		whole := &v1.Checkpoint{}
+		if err := h.o.APIReader.Get(ctx, client.ObjectKeyFromObject(&cps[i]), whole); err == nil {
+			cps[i] = *whole
+		}
+	}
 }

@@ -96,17 +96,6 @@ type Options struct {
 	StoreObserver filestore.Observer
 }
 
-// CacheTransform is the cache transform of both backends' Managers, on
-// the store and on a cluster: it drops each object's managedFields, which
-// no reconciler reads and which an Update without them leaves in place.
-// The last-applied-configuration annotation stays cached: reconcilers
-// Update objects they read from the cache, and an Update without the
-// annotation would delete it from the stored object, leaving the next
-// `tether apply` no three-way merge base.
-func CacheTransform() toolscache.TransformFunc {
-	return cache.TransformStripManagedFields()
-}
-
 // Manager is a complete controller-runtime Manager on the local file
 // store: its client reads from a cache fed by the store's list and watch
 // and writes to the store, GetAPIReader is the store's own (uncached)
@@ -170,7 +159,7 @@ func New(store *filestore.Store, opts Options) (*Manager, error) {
 			if co.Cache == nil || co.Cache.Reader == nil {
 				return storeClient, nil
 			}
-			return &cachedClient{Client: storeClient, reader: co.Cache.Reader}, nil
+			return GuardTrimmed(&cachedClient{Client: storeClient, reader: co.Cache.Reader}), nil
 		},
 	})
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -90,8 +91,10 @@ func EnvtestManager(t testing.TB) (manager.Manager, *testenv.Env) {
 	t.Helper()
 	env := testenv.Start(t)
 	mgr, err := manager.New(env.Config, manager.Options{
-		Scheme:  env.Client.Scheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
+		Scheme:    env.Client.Scheme(),
+		Metrics:   metricsserver.Options{BindAddress: "0"},
+		Cache:     cache.Options{DefaultTransform: storemanager.CacheTransform()},
+		NewClient: storemanager.NewGuardedClient,
 	})
 	if err != nil {
 		t.Fatal(err)
