@@ -26,7 +26,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
 	"k8s.io/apimachinery/pkg/util/validation"
 
@@ -121,7 +120,7 @@ func findGitDir(dir string) (string, error) {
 		case err == nil && fi.IsDir():
 			return p, nil
 		case err == nil && fi.Mode().IsRegular():
-			data, err := readLimited(p, maxGitFileSize)
+			data, err := atomicfs.ReadRegular(p, maxGitFileSize)
 			if err != nil {
 				return "", fmt.Errorf("%s: %w", p, err)
 			}
@@ -144,35 +143,6 @@ func findGitDir(dir string) (string, error) {
 	}
 }
 
-// readLimited reads at most limit bytes of the regular file path, never
-// following a symbolic link in its last element and never blocking on a
-// FIFO; a larger file is an error.
-func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, errors.New("is a symbolic link; refusing to follow it")
-		}
-		return nil, err
-	}
-	defer func() { _ = f.Close() }()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file (%s)", fi.Mode().Type())
-	}
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(data)) > limit {
-		return nil, fmt.Errorf("larger than %d bytes", limit)
-	}
-	return data, nil
-}
-
 // ReadBinding reads the binding that applies to dir. It returns the file's
 // path, and a nil Binding when there is none. A file that is a symbolic
 // link, not a regular file, too large, truncated or not a valid binding is
@@ -185,7 +155,7 @@ func ReadBinding(dir string) (*Binding, string, error) {
 	if err := checkBindingDir(filepath.Dir(path)); err != nil {
 		return nil, path, fmt.Errorf("binding file %s: %w", path, err)
 	}
-	data, err := readLimited(path, maxBindingSize)
+	data, err := atomicfs.ReadRegular(path, maxBindingSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, path, nil
 	}

@@ -369,7 +369,7 @@ func link(src, dst string, f file) error {
 	if err != nil {
 		return fmt.Errorf("keeping the existing hook as %s: %w", dst, err)
 	}
-	return syncDir(filepath.Dir(dst))
+	return atomicfs.SyncDir(filepath.Dir(dst))
 }
 
 func writeScript(path string, script []byte) error {
@@ -423,19 +423,19 @@ func uninstall(dir string, h Hook) (Action, error) {
 		if err := os.Rename(chainedPath, path); err != nil {
 			return "", fmt.Errorf("restoring %s: %w", path, err)
 		}
-		return Restored, syncDir(dir)
+		return Restored, atomicfs.SyncDir(dir)
 	case cur.ours():
-		if err := os.Remove(path); err != nil {
+		if err := atomicfs.RemoveDurable(path); err != nil {
 			return "", err
 		}
-		return Removed, syncDir(dir)
+		return Removed, nil
 	case cur.exists && chained.exists && cur.same(chained):
 		// A hook manager rewrote tether's script with the very hook it
 		// chained: the copy is redundant.
-		if err := os.Remove(chainedPath); err != nil {
+		if err := atomicfs.RemoveDurable(chainedPath); err != nil {
 			return "", err
 		}
-		return NotInstalled, syncDir(dir)
+		return NotInstalled, nil
 	case cur.exists && chained.exists:
 		return "", fmt.Errorf("%s: %s is not tether's script, so %s was not put back; merge them by hand", h.Name, path, chainedPath)
 	}
@@ -467,13 +467,4 @@ func Status(ctx context.Context, opts Options) ([]State, error) {
 		})
 	}
 	return states, nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = d.Close() }()
-	return d.Sync()
 }
