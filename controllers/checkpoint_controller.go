@@ -90,8 +90,8 @@ type CheckpointReconciler struct {
 	refs refLooks
 }
 
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=list;watch;update;delete
-// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints/status,verbs=update
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=list;watch;patch;delete
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints/status,verbs=patch
 // +kubebuilder:rbac:groups=agents.tether.dev,resources=hooks,verbs=list;watch
 
 // Reconcile handles one Checkpoint.

@@ -41,3 +41,7 @@ package controllers
 // Every recorder writes events.k8s.io Events: create for the first, patch
 // when the recorder folds a repeat into the Event's series.
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// The console the operator serves (internal/console) reads a Hook's
+// Checkpoints whole around the cache, which holds them trimmed.
+// +kubebuilder:rbac:groups=agents.tether.dev,resources=checkpoints,verbs=get
