@@ -179,6 +179,9 @@ func (e *consoleEnv) populate() {
 		e.hookYAML("failed", "fail it", plain, ""),
 		e.hookYAML("abandoned", "drop it", plain, ""),
 		e.hookYAML("xss", xssGoal, []string{"name: build\n    description: " + fmt.Sprintf("%q", xssNote), "name: test"}, ""),
+		// An agent that reports by heartbeat, which both backends judge
+		// alike (no process, no Pod).
+		"apiVersion: agents.tether.dev/v1alpha1\nkind: Worker\nmetadata:\n  name: agent-1\n  namespace: default\nspec:\n  heartbeatTimeout: 10m\n",
 	}
 	path := filepath.Join(e.t.TempDir(), "hooks.yaml")
 	if err := os.WriteFile(path, []byte(strings.Join(docs, "---\n")), 0o644); err != nil {
@@ -188,6 +191,7 @@ func (e *consoleEnv) populate() {
 	for _, h := range []string{"running", "validating", "human", "recovering", "done", "failed", "abandoned", "xss"} {
 		e.ok("step", "begin", h)
 	}
+	e.ok("worker", "heartbeat", "agent-1")
 	e.ok("await", "human", "--reason", "which database?")
 	e.ok("await", "xss", "--reason", xssNote)
 	e.ok("step", "done", "done")
@@ -416,6 +420,12 @@ func testConsoleInBrowser(t *testing.T, e *consoleEnv) {
 	if injected != 0 {
 		t.Errorf("markup from a checkpoint note became elements or ran (%d)", injected)
 	}
+
+	// A Worker's page, reached from the overview, follows its heartbeats.
+	b.do("open the overview", chromedp.Navigate(e.url), chromedp.WaitVisible("#workers"))
+	b.do("open a Worker", chromedp.Click(`tr[data-worker="default/agent-1"] a.name`, chromedp.NodeVisible), chromedp.WaitVisible("#worker-phase"))
+	b.waitJS("the Worker page shows it running", `document.getElementById('worker-phase').textContent === 'Running'`)
+	b.shot("worker")
 
 	// The console says when it loses the stream.
 	b.do("open the overview", chromedp.Navigate(e.url), chromedp.WaitVisible("#hooks"))

@@ -341,8 +341,11 @@ func TestHookPageReadsTrimmedCheckpointsWhole(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := get(t, h, http.MethodGet, "/hooks/default/task").Body.String()
-	row := body[strings.Index(body, `data-checkpoint="task-cp-1"`):]
-	row = row[:strings.Index(row, "</tr>")]
+	_, row, found := strings.Cut(body, `data-checkpoint="task-cp-1"`)
+	row, _, _ = strings.Cut(row, "</tr>")
+	if !found {
+		t.Fatalf("no row of the checkpoint in the page:\n%s", body)
+	}
 	if !strings.Contains(row, "<td>3</td>") || !strings.Contains(row, "before the refactor") {
 		t.Fatalf("checkpoint row %q; want its 3 files, as stored", row)
 	}

@@ -36,7 +36,6 @@ import (
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
-	"github.com/tether-dev/tether/internal/store/storemanager"
 	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
@@ -522,16 +521,16 @@ func recovering(hk *v1.Hook) bool {
 	return hk.Status.State == v1.HookRecovering || meta.IsStatusConditionTrue(hk.Status.Conditions, v1.ConditionRecovering)
 }
 
-// wholeCheckpoints replaces the cache's trimmed copies among cps with the
-// objects as stored, read through the API reader: the cache of tether run
-// drops what only a person reads (the files, the short commit; see
-// storemanager.CacheTransform). A Checkpoint deleted meanwhile keeps its
-// trimmed copy.
+// wholeCheckpoints replaces cps, read from Reader, with the objects as
+// stored, read through the API reader when it is another reader: the
+// cache of tether run holds Checkpoints trimmed of what only a person
+// reads (the files, the short commit). A Checkpoint deleted meanwhile
+// keeps the copy read first.
 func (h *Handler) wholeCheckpoints(ctx context.Context, cps []v1.Checkpoint) {
+	if h.o.APIReader == h.o.Reader {
+		return
+	}
 	for i := range cps {
-		if !storemanager.IsTrimmed(&cps[i]) {
-			continue
-		}
 		whole := &v1.Checkpoint{}
 		if err := h.o.APIReader.Get(ctx, client.ObjectKeyFromObject(&cps[i]), whole); err == nil {
 			cps[i] = *whole
