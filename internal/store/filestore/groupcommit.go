@@ -150,7 +150,10 @@ func (s *Store) runGroup(reqs []*writeRequest) {
 // journal and writes its file's content to a temp file, neither fsynced,
 // for flushGroup to make durable and put in place. The caller holds the
 // write lock.
-func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured) error {
+//
+// enc, when not nil, is obj encoded before the lock (encodeAhead), into
+// which only the resourceVersion is written here.
+func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured, enc *encodedObject) error {
 	g := s.group
 	last, err := s.baseRV()
 	if err != nil {
@@ -158,13 +161,16 @@ func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured
 	}
 	rv := last + 1
 	obj.SetResourceVersion(strconv.FormatUint(rv, 10))
-	js, err := obj.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	body, err := objectYAML(obj.Object, js)
-	if err != nil {
-		return err
+	var js, body []byte
+	if enc != nil {
+		js, body = enc.with(rv)
+	} else {
+		if js, err = obj.MarshalJSON(); err != nil {
+			return err
+		}
+		if body, err = objectYAML(obj.Object, js); err != nil {
+			return err
+		}
 	}
 	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
 	if len(g.items) == 0 {

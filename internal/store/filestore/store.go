@@ -1094,13 +1094,22 @@ func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructure
 	return s.commitIf(r, typ, obj, nil)
 }
 
+// commitEncoded is commit given obj's encoding from before the lock
+// (encodeAhead; nil encodes it here). Only a group commit's staging uses it.
+func (s *Store) commitEncoded(r *resource, typ EventType, obj *unstructured.Unstructured, enc *encodedObject) error {
+	if s.group != nil && typ != Deleted {
+		return s.stage(r, typ, obj, enc)
+	}
+	return s.commit(r, typ, obj)
+}
+
 // commitIf is commit for an adopted hand edit: the file is rewritten in the
 // store's form only while it is still the one that was read (adopted), so a
 // person's newer edit is never overwritten; that edit is adopted on its own.
 func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
 	if s.group != nil {
 		if typ != Deleted && adopted == nil {
-			return s.stage(r, typ, obj)
+			return s.stage(r, typ, obj, nil)
 		}
 		// A deletion or an adoption is rare: it is made on its own, after
 		// the writes staged before it.
