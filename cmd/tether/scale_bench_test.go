@@ -149,23 +149,44 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 // BenchmarkLocalOperatorScale10k is the local store's half of
 // BenchmarkOperatorScale10k alone, which needs no kube-apiserver and takes
 // seconds to populate instead of minutes.
+//
+// It also measures, in the same run, the floor under the start-up wave
+// (measureWriteFloor) and a restart over the settled store
+// (restartScale: how long it takes to sync, and what it writes).
 func BenchmarkLocalOperatorScale10k(b *testing.B) {
+	b.Run("fleet", func(b *testing.B) { localOperatorScale(b, true) })
+	b.Run("hooks", func(b *testing.B) { localOperatorScale(b, false) })
+}
+
+// localOperatorScale is BenchmarkLocalOperatorScale10k on the fleet, or on
+// the Hooks alone (no Workers, no Checkpoints).
+func localOperatorScale(b *testing.B, withFleet bool) {
 	home := scaleHome(b)
 	dir := filepath.Join(b.TempDir(), "store")
 	fill := testsupport.Store(b, dir, testsupport.WithoutFsync)
-	newScaleFleet(b, operatorScaleHooks).populate(b, fill.Client(), "default", scaleProto(b), 8)
+	fleet := newScaleFleet(b, operatorScaleHooks)
+	if !withFleet {
+		fleet.pids, fleet.checkpoints = nil, 0
+	}
+	fleet.populate(b, fill.Client(), "default", scaleProto(b), 8)
 	_ = fill.Close()
 	local := testsupport.Store(b, dir).Client()
 
 	b.ResetTimer()
 	lr := runScale(b, local, "default", home, "run", "--store", dir, "--metrics-bind-address", "0")
 	b.StopTimer()
+	restart := restartScale(b, dir, home)
+	floor := measureWriteFloor(b, scaleProto(b))
 	for _, m := range []struct {
 		unit  string
 		value float64
 	}{
 		{"sync-ms", ms(lr.synced)},
 		{"last-first-reconcile-ms", ms(lr.wave)},
+		{"floor-store-ms", ms(floor.store)},
+		{"floor-fsync-ms", ms(floor.fsync)},
+		{"restart-sync-ms", ms(restart.synced)},
+		{"restart-journal-bytes", float64(restart.grew)},
 		{"rss-sync-MiB", lr.rssSync},
 		{"rss-settled-MiB", lr.rssSettled},
 		{"hwm-MiB", lr.hwm},
@@ -178,6 +199,203 @@ func BenchmarkLocalOperatorScale10k(b *testing.B) {
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// restartResult is what a restart of tether run over a settled store did.
+type restartResult struct {
+	// synced is start → the Hook controller's caches synced.
+	synced time.Duration
+	// grew is how many bytes the restart appended to the journal: none,
+	// when a restart over reconciled objects writes nothing.
+	grew int64
+}
+
+// restartScale starts tether run again on the store at dir, which a run
+// has settled, lets it reconcile everything once (3 s after its caches
+// synced), stops it and measures what it wrote.
+func restartScale(b *testing.B, dir, home string) restartResult {
+	b.Helper()
+	before := fileSize(b, filepath.Join(dir, "journal"))
+	cmd := exec.Command(tetherBin, "run", "--store", dir, "--metrics-bind-address", "0")
+	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	log := &syncBuffer{}
+	syncedAt := make(chan time.Time, 1)
+	go scanSynced(stderr, log, syncedAt)
+	var res restartResult
+	select {
+	case at := <-syncedAt:
+		res.synced = at.Sub(start)
+	case <-time.After(5 * time.Minute):
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		b.Fatalf("restarted tether run never synced:\n%s", log.String())
+	}
+	time.Sleep(3 * time.Second)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	_ = cmd.Wait()
+	res.grew = fileSize(b, filepath.Join(dir, "journal")) - before
+	b.Logf("restart over the settled store: synced %v, journal grew by %d bytes", res.synced.Round(time.Millisecond), res.grew)
+	return res
+}
+
+func fileSize(b *testing.B, path string) int64 {
+	b.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// writeFloor is the floor under a start-up wave, measured in the same run.
+type writeFloor struct {
+	// store is operatorScaleHooks status writes through a file store (each
+	// the one a first reconcile makes: a condition, observedGeneration),
+	// hookReconcilers writers at once, and nothing else running.
+	store time.Duration
+	// fsync is as many bare durable replacements of files of the same size
+	// in the same kind of directory, in groups as large: each group a
+	// journal append and fsync, each file a temp file fsynced and renamed,
+	// and a directory fsync; no encoding, no validation, no lock.
+	fsync time.Duration
+}
+
+// floorWriters is how many writers the floor runs at once: as many as the
+// Hook reconciler works on Hooks.
+const floorWriters = 12
+
+// measureWriteFloor fills a store of its own with operatorScaleHooks
+// Hooks like proto (without fsyncs) and times the floor's writes.
+func measureWriteFloor(b *testing.B, proto *v1.Hook) writeFloor {
+	b.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(b.TempDir(), "floor")
+	fill := testsupport.Store(b, dir, testsupport.WithoutFsync)
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range operatorScaleHooks {
+		g.Go(func() error {
+			h := proto.DeepCopy()
+			h.ObjectMeta = metav1.ObjectMeta{Namespace: "default", Name: scaleHookName(i)}
+			status := h.Status
+			if err := fill.Client().Create(ctx, h); err != nil {
+				return err
+			}
+			h.Status = status
+			return fill.Client().Status().Update(ctx, h)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	_ = fill.Close()
+	c := testsupport.Store(b, dir).Client()
+	hooks := &v1.HookList{}
+	if err := c.List(ctx, hooks, client.InNamespace("default")); err != nil {
+		b.Fatal(err)
+	}
+	size := fileSize(b, filepath.Join(dir, "hooks", "default", scaleHookName(0)+".yaml"))
+	var res writeFloor
+	next := make(chan *v1.Hook)
+	g = errgroup.Group{}
+	start := time.Now()
+	for range floorWriters {
+		g.Go(func() error {
+			for h := range next {
+				meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{
+					Type: controllers.ConditionReceiptsVerified, Status: metav1.ConditionTrue, Reason: controllers.ReasonReceiptsVerified,
+					Message: "every passed step's receipts check out", ObservedGeneration: h.Generation, LastTransitionTime: metav1.Now(),
+				})
+				h.Status.ObservedGeneration = h.Generation
+				if err := c.Status().Update(ctx, h); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	for i := range hooks.Items {
+		next <- &hooks.Items[i]
+	}
+	close(next)
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	res.store = time.Since(start)
+	res.fsync = bareDurableWrites(b, filepath.Join(dir, "hooks", "default"), len(hooks.Items), int(size))
+	b.Logf("floor: %d status writes through the store, %d at once: %v; as many bare durable writes of %d bytes: %v",
+		len(hooks.Items), floorWriters, res.store.Round(time.Millisecond), size, res.fsync.Round(time.Millisecond))
+	return res
+}
+
+// bareDurableWrites times n durable replacements of files of size bytes in
+// dir, floorWriters at a time, as the store's group commit makes them.
+func bareDurableWrites(b *testing.B, dir string, n, size int) time.Duration {
+	b.Helper()
+	data := []byte(strings.Repeat("x", size-1) + "\n")
+	d, err := os.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = d.Close() }()
+	journal, err := os.OpenFile(filepath.Join(dir, "..", "..", "bare-journal"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = journal.Close() }()
+	// The first pass creates the files; the second, timed, replaces them,
+	// as every status write replaces its object's file (on a filesystem
+	// that delays the reuse of freed inodes, the replaced ones count).
+	replaceBare(b, d, journal, data, n)
+	start := time.Now()
+	replaceBare(b, d, journal, data, n)
+	return time.Since(start)
+}
+
+// replaceBare writes n files in d durably, floorWriters at a time, each a
+// temp file fsynced and renamed over its name, beside a journal append,
+// with the journal and the directory fsynced with each group.
+func replaceBare(b *testing.B, d, journal *os.File, data []byte, n int) {
+	b.Helper()
+	dir := d.Name()
+	for done := 0; done < n; done += floorWriters {
+		group := min(floorWriters, n-done)
+		files := make([]*os.File, group)
+		var g errgroup.Group
+		for k := range group {
+			f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf(".bare-%d.tmp", k)), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := f.Write(data); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := journal.Write(data); err != nil {
+				b.Fatal(err)
+			}
+			files[k] = f
+			g.Go(f.Sync)
+		}
+		g.Go(journal.Sync)
+		g.Go(d.Sync)
+		if err := g.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		for k, f := range files {
+			_ = f.Close()
+			if err := os.Rename(f.Name(), filepath.Join(dir, scaleHookName(done+k)+".bare")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
 
 // scaleHome is a TETHER_HOME with a receipt key, so that both backends
 // verify the Hooks' passed steps with a key.
@@ -223,16 +441,18 @@ func scaleProto(b *testing.B) *v1.Hook {
 // supervise (killed when the benchmark ends), and a repository holding a
 // snapshot ref for each Checkpoint, all at one commit.
 type scaleFleet struct {
-	hooks     int
-	pids      []int
-	workspace string
-	commit    string
+	hooks int
+	// checkpoints is how many Checkpoints each Hook has.
+	checkpoints int
+	pids        []int
+	workspace   string
+	commit      string
 }
 
 // newScaleFleet starts the Workers' processes and makes the repository.
 func newScaleFleet(b *testing.B, hooks int) *scaleFleet {
 	b.Helper()
-	f := &scaleFleet{hooks: hooks, workspace: b.TempDir()}
+	f := &scaleFleet{hooks: hooks, checkpoints: checkpointsPerHook, workspace: b.TempDir()}
 	for range (hooks + hooksPerWorker - 1) / hooksPerWorker {
 		cmd := exec.Command("sleep", "86400")
 		if err := cmd.Start(); err != nil {
@@ -294,7 +514,9 @@ func (f *scaleFleet) populate(b *testing.B, c client.Client, ns string, proto *v
 		g.Go(func() error {
 			h := proto.DeepCopy()
 			h.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: scaleHookName(i)}
-			h.Spec.Assignee = fmt.Sprintf("agent-%04d", i/hooksPerWorker)
+			if len(f.pids) > 0 {
+				h.Spec.Assignee = fmt.Sprintf("agent-%04d", i/hooksPerWorker)
+			}
 			status := h.Status
 			if err := c.Create(ctx, h); err != nil {
 				return err
@@ -303,7 +525,7 @@ func (f *scaleFleet) populate(b *testing.B, c client.Client, ns string, proto *v
 			if err := c.Status().Update(ctx, h); err != nil {
 				return err
 			}
-			for seq := 1; seq <= checkpointsPerHook; seq++ {
+			for seq := 1; seq <= f.checkpoints; seq++ {
 				ref := snapshot.Ref("default", h.Name, int64(seq))
 				cp := &v1.Checkpoint{
 					ObjectMeta: metav1.ObjectMeta{
