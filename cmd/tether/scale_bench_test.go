@@ -399,7 +399,7 @@ func replaceBare(b *testing.B, d, journal *os.File, data []byte, n int) {
 
 // scaleHome is a TETHER_HOME with a receipt key, so that both backends
 // verify the Hooks' passed steps with a key.
-func scaleHome(b *testing.B) string {
+func scaleHome(b testing.TB) string {
 	b.Helper()
 	home := b.TempDir()
 	keys := filepath.Join(home, "keys")
@@ -419,7 +419,7 @@ func scaleHome(b *testing.B) string {
 // reconciles each Hook once, with no transition and no Warning, as an
 // operator restarting over settled Hooks would, but for the one new
 // condition each first reconcile stores.
-func scaleProto(b *testing.B) *v1.Hook {
+func scaleProto(b testing.TB) *v1.Hook {
 	b.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "running.yaml"))
 	if err != nil {
@@ -450,7 +450,7 @@ type scaleFleet struct {
 }
 
 // newScaleFleet starts the Workers' processes and makes the repository.
-func newScaleFleet(b *testing.B, hooks int) *scaleFleet {
+func newScaleFleet(b testing.TB, hooks int) *scaleFleet {
 	b.Helper()
 	f := &scaleFleet{hooks: hooks, checkpoints: checkpointsPerHook, workspace: b.TempDir()}
 	for range (hooks + hooksPerWorker - 1) / hooksPerWorker {
@@ -492,7 +492,7 @@ func scaleHookName(i int) string { return fmt.Sprintf("hook-%05d", i) }
 // assigned its 10 Hooks, and the Checkpoints of each Hook verified and
 // owned by it (their refs named after the default namespace: only their
 // workspace and commit are checked).
-func (f *scaleFleet) populate(b *testing.B, c client.Client, ns string, proto *v1.Hook, parallel int) {
+func (f *scaleFleet) populate(b testing.TB, c client.Client, ns string, proto *v1.Hook, parallel int) {
 	b.Helper()
 	ctx := context.Background()
 	var g errgroup.Group
