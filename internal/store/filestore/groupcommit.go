@@ -152,8 +152,10 @@ func (s *Store) runGroup(reqs []*writeRequest) {
 // write lock.
 //
 // enc, when not nil, is obj encoded before the lock (encodeAhead), into
-// which only the resourceVersion is written here.
-func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured, enc *encodedObject) error {
+// which only the resourceVersion is written here; pre, when not nil, is
+// the temp file created before the lock (createTempAhead), which is
+// filled when it is in the directory the lock holder finds.
+func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured, enc *encodedObject, pre *tempAhead) error {
 	g := s.group
 	last, err := s.baseRV()
 	if err != nil {
@@ -180,7 +182,15 @@ func (s *Store) stage(r *resource, typ EventType, obj *unstructured.Unstructured
 	if err != nil {
 		return err
 	}
-	tmp, err := atomicfs.WriteTempAtUnsynced(dir, filepath.Base(path), append([]byte(fileHeader(rv, body)), body...), 0o600, s.io)
+	content := append([]byte(fileHeader(rv, body)), body...)
+	var tmp *atomicfs.Temp
+	if pre.take(dir) {
+		_ = dir.Close()
+		dir, tmp = pre.dir, pre.tmp
+		err = tmp.FillUnsynced(content, 0o600)
+	} else {
+		tmp, err = atomicfs.WriteTempAtUnsynced(dir, filepath.Base(path), content, 0o600, s.io)
+	}
 	if err != nil {
 		_ = dir.Close()
 		return err

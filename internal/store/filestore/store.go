@@ -1095,10 +1095,12 @@ func (s *Store) commit(r *resource, typ EventType, obj *unstructured.Unstructure
 }
 
 // commitEncoded is commit given obj's encoding from before the lock
-// (encodeAhead; nil encodes it here). Only a group commit's staging uses it.
-func (s *Store) commitEncoded(r *resource, typ EventType, obj *unstructured.Unstructured, enc *encodedObject) error {
+// (encodeAhead; nil encodes it here) and, when pre is not nil, the temp
+// file created for it (createTempAhead). Only a group commit's staging
+// uses them.
+func (s *Store) commitEncoded(r *resource, typ EventType, obj *unstructured.Unstructured, enc *encodedObject, pre *tempAhead) error {
 	if s.group != nil && typ != Deleted {
-		return s.stage(r, typ, obj, enc)
+		return s.stage(r, typ, obj, enc, pre)
 	}
 	return s.commit(r, typ, obj)
 }
@@ -1109,7 +1111,7 @@ func (s *Store) commitEncoded(r *resource, typ EventType, obj *unstructured.Unst
 func (s *Store) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
 	if s.group != nil {
 		if typ != Deleted && adopted == nil {
-			return s.stage(r, typ, obj, nil)
+			return s.stage(r, typ, obj, nil, nil)
 		}
 		// A deletion or an adoption is rare: it is made on its own, after
 		// the writes staged before it.
