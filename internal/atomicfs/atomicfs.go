@@ -209,7 +209,10 @@ func writeTempAt(dir *os.File, name string, data []byte, perm os.FileMode, io IO
 	if err != nil {
 		return nil, err
 	}
-	return t, t.fill(f, data, perm, sync)
+	if err := t.fill(f, data, perm, sync); err != nil {
+		return nil, err
+	}
+	return t, nil
 }
 
 // CreateTempAt creates an empty temp file for the file name in the open
