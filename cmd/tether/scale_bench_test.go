@@ -169,11 +169,27 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 // BenchmarkLocalOperatorScale10k is the local store's half of
 // BenchmarkOperatorScale10k alone, which needs no kube-apiserver and takes
 // seconds to populate instead of minutes.
+//
+// It also measures, in the same run, the floor under the start-up wave
+// (measureWriteFloor), a restart over the settled store (restartScale:
+// how long it takes to sync, its memory, and what it appends to the
+// journal) and the cache floor (cacheFloor).
 func BenchmarkLocalOperatorScale10k(b *testing.B) {
+	b.Run("fleet", func(b *testing.B) { localOperatorScale(b, true) })
+	b.Run("hooks", func(b *testing.B) { localOperatorScale(b, false) })
+}
+
+// localOperatorScale is BenchmarkLocalOperatorScale10k on the fleet, or on
+// the Hooks alone (no Workers, no Checkpoints).
+func localOperatorScale(b *testing.B, withFleet bool) {
 	home := scaleHome(b)
 	dir := filepath.Join(b.TempDir(), "store")
 	fill := testsupport.Store(b, dir, testsupport.WithoutFsync)
-	newScaleFleet(b, operatorScaleHooks).populate(b, fill.Client(), "default", scaleProto(b), 8)
+	fleet := newScaleFleet(b, operatorScaleHooks)
+	if !withFleet {
+		fleet.pids, fleet.checkpoints = nil, 0
+	}
+	fleet.populate(b, fill.Client(), "default", scaleProto(b), 8)
 	_ = fill.Close()
 	local := testsupport.Store(b, dir).Client()
 
@@ -181,14 +197,22 @@ func BenchmarkLocalOperatorScale10k(b *testing.B) {
 	args := []string{"run", "--store", dir, "--metrics-bind-address", "0"}
 	lr := runScale(b, local, "default", home, args...)
 	b.StopTimer()
+	journal := filepath.Join(dir, "journal")
+	before := fileSize(b, journal)
 	restart := restartScale(b, home, "store-restart", args...)
+	grew := fileSize(b, journal) - before
+	b.Logf("restart over the settled store: the journal grew by %d bytes", grew)
 	floor := cacheFloor(b, "store", dir)
+	writes := measureWriteFloor(b, scaleProto(b))
 	for _, m := range []struct {
 		unit  string
 		value float64
 	}{
 		{"sync-ms", ms(lr.synced)},
 		{"last-first-reconcile-ms", ms(lr.wave)},
+		{"floor-store-ms", ms(writes.store)},
+		{"floor-fsync-ms", ms(writes.fsync)},
+		{"restart-journal-bytes", float64(grew)},
 		{"rss-sync-MiB", lr.rssSync},
 		{"rss-settled-MiB", lr.rssSettled},
 		{"hwm-MiB", lr.hwm},
@@ -209,9 +233,162 @@ func BenchmarkLocalOperatorScale10k(b *testing.B) {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// fileSize is the size of the file at path.
+func fileSize(b *testing.B, path string) int64 {
+	b.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// writeFloor is the floor under a start-up wave, measured in the same run.
+type writeFloor struct {
+	// store is operatorScaleHooks status writes through a file store (each
+	// the one a first reconcile makes: a condition, observedGeneration),
+	// hookReconcilers writers at once, and nothing else running.
+	store time.Duration
+	// fsync is as many bare durable replacements of files of the same size
+	// in the same kind of directory, in groups as large: each group a
+	// journal append and fsync, each file a temp file fsynced and renamed,
+	// and a directory fsync; no encoding, no validation, no lock.
+	fsync time.Duration
+}
+
+// floorWriters is how many writers the floor runs at once: as many as the
+// Hook reconciler works on Hooks.
+const floorWriters = 12
+
+// measureWriteFloor fills a store of its own with operatorScaleHooks
+// Hooks like proto (without fsyncs) and times the floor's writes.
+func measureWriteFloor(b *testing.B, proto *v1.Hook) writeFloor {
+	b.Helper()
+	ctx := context.Background()
+	dir := filepath.Join(b.TempDir(), "floor")
+	fill := testsupport.Store(b, dir, testsupport.WithoutFsync)
+	var g errgroup.Group
+	g.SetLimit(8)
+	for i := range operatorScaleHooks {
+		g.Go(func() error {
+			h := proto.DeepCopy()
+			h.ObjectMeta = metav1.ObjectMeta{Namespace: "default", Name: scaleHookName(i)}
+			status := h.Status
+			if err := fill.Client().Create(ctx, h); err != nil {
+				return err
+			}
+			h.Status = status
+			return fill.Client().Status().Update(ctx, h)
+		})
+	}
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	_ = fill.Close()
+	c := testsupport.Store(b, dir).Client()
+	hooks := &v1.HookList{}
+	if err := c.List(ctx, hooks, client.InNamespace("default")); err != nil {
+		b.Fatal(err)
+	}
+	size := fileSize(b, filepath.Join(dir, "hooks", "default", scaleHookName(0)+".yaml"))
+	var res writeFloor
+	next := make(chan *v1.Hook)
+	g = errgroup.Group{}
+	start := time.Now()
+	for range floorWriters {
+		g.Go(func() error {
+			for h := range next {
+				meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{
+					Type: controllers.ConditionReceiptsVerified, Status: metav1.ConditionTrue, Reason: controllers.ReasonReceiptsVerified,
+					Message: "every passed step's receipts check out", ObservedGeneration: h.Generation, LastTransitionTime: metav1.Now(),
+				})
+				h.Status.ObservedGeneration = h.Generation
+				if err := c.Status().Update(ctx, h); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
+	for i := range hooks.Items {
+		next <- &hooks.Items[i]
+	}
+	close(next)
+	if err := g.Wait(); err != nil {
+		b.Fatal(err)
+	}
+	res.store = time.Since(start)
+	res.fsync = bareDurableWrites(b, filepath.Join(dir, "hooks", "default"), len(hooks.Items), int(size))
+	b.Logf("floor: %d status writes through the store, %d at once: %v; as many bare durable writes of %d bytes: %v",
+		len(hooks.Items), floorWriters, res.store.Round(time.Millisecond), size, res.fsync.Round(time.Millisecond))
+	return res
+}
+
+// bareDurableWrites times n durable replacements of files of size bytes in
+// dir, floorWriters at a time, as the store's group commit makes them.
+func bareDurableWrites(b *testing.B, dir string, n, size int) time.Duration {
+	b.Helper()
+	data := []byte(strings.Repeat("x", size-1) + "\n")
+	d, err := os.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = d.Close() }()
+	journal, err := os.OpenFile(filepath.Join(dir, "..", "..", "bare-journal"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = journal.Close() }()
+	// The first pass creates the files; the second, timed, replaces them,
+	// as every status write replaces its object's file (on a filesystem
+	// that delays the reuse of freed inodes, the replaced ones count).
+	replaceBare(b, d, journal, data, n)
+	start := time.Now()
+	replaceBare(b, d, journal, data, n)
+	return time.Since(start)
+}
+
+// replaceBare writes n files in d durably, floorWriters at a time, each a
+// temp file fsynced and renamed over its name, beside a journal append,
+// with the journal and the directory fsynced with each group.
+func replaceBare(b *testing.B, d, journal *os.File, data []byte, n int) {
+	b.Helper()
+	dir := d.Name()
+	for done := 0; done < n; done += floorWriters {
+		group := min(floorWriters, n-done)
+		files := make([]*os.File, group)
+		var g errgroup.Group
+		for k := range group {
+			f, err := os.OpenFile(filepath.Join(dir, fmt.Sprintf(".bare-%d.tmp", k)), os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := f.Write(data); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := journal.Write(data); err != nil {
+				b.Fatal(err)
+			}
+			files[k] = f
+			g.Go(f.Sync)
+		}
+		g.Go(journal.Sync)
+		g.Go(d.Sync)
+		if err := g.Wait(); err != nil {
+			b.Fatal(err)
+		}
+		for k, f := range files {
+			_ = f.Close()
+			if err := os.Rename(f.Name(), filepath.Join(dir, scaleHookName(done+k)+".bare")); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
 // scaleHome is a TETHER_HOME with a receipt key, so that both backends
 // verify the Hooks' passed steps with a key.
-func scaleHome(b *testing.B) string {
+func scaleHome(b testing.TB) string {
 	b.Helper()
 	home := b.TempDir()
 	keys := filepath.Join(home, "keys")
@@ -231,7 +408,7 @@ func scaleHome(b *testing.B) string {
 // reconciles each Hook once, with no transition and no Warning, as an
 // operator restarting over settled Hooks would, but for the one new
 // condition each first reconcile stores.
-func scaleProto(b *testing.B) *v1.Hook {
+func scaleProto(b testing.TB) *v1.Hook {
 	b.Helper()
 	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hooks", "running.yaml"))
 	if err != nil {
@@ -253,16 +430,18 @@ func scaleProto(b *testing.B) *v1.Hook {
 // supervise (killed when the benchmark ends), and a repository holding a
 // snapshot ref for each Checkpoint, all at one commit.
 type scaleFleet struct {
-	hooks     int
-	pids      []int
-	workspace string
-	commit    string
+	hooks int
+	// checkpoints is how many Checkpoints each Hook has.
+	checkpoints int
+	pids        []int
+	workspace   string
+	commit      string
 }
 
 // newScaleFleet starts the Workers' processes and makes the repository.
-func newScaleFleet(b *testing.B, hooks int) *scaleFleet {
+func newScaleFleet(b testing.TB, hooks int) *scaleFleet {
 	b.Helper()
-	f := &scaleFleet{hooks: hooks, workspace: b.TempDir()}
+	f := &scaleFleet{hooks: hooks, checkpoints: checkpointsPerHook, workspace: b.TempDir()}
 	for range (hooks + hooksPerWorker - 1) / hooksPerWorker {
 		cmd := exec.Command("sleep", "86400")
 		if err := cmd.Start(); err != nil {
@@ -302,7 +481,7 @@ func scaleHookName(i int) string { return fmt.Sprintf("hook-%05d", i) }
 // assigned its 10 Hooks, and the Checkpoints of each Hook verified and
 // owned by it (their refs named after the default namespace: only their
 // workspace and commit are checked).
-func (f *scaleFleet) populate(b *testing.B, c client.Client, ns string, proto *v1.Hook, parallel int) {
+func (f *scaleFleet) populate(b testing.TB, c client.Client, ns string, proto *v1.Hook, parallel int) {
 	b.Helper()
 	ctx := context.Background()
 	var g errgroup.Group
@@ -324,7 +503,9 @@ func (f *scaleFleet) populate(b *testing.B, c client.Client, ns string, proto *v
 		g.Go(func() error {
 			h := proto.DeepCopy()
 			h.ObjectMeta = metav1.ObjectMeta{Namespace: ns, Name: scaleHookName(i)}
-			h.Spec.Assignee = fmt.Sprintf("agent-%04d", i/hooksPerWorker)
+			if len(f.pids) > 0 {
+				h.Spec.Assignee = fmt.Sprintf("agent-%04d", i/hooksPerWorker)
+			}
 			status := h.Status
 			if err := c.Create(ctx, h); err != nil {
 				return err
@@ -333,7 +514,7 @@ func (f *scaleFleet) populate(b *testing.B, c client.Client, ns string, proto *v
 			if err := c.Status().Update(ctx, h); err != nil {
 				return err
 			}
-			for seq := 1; seq <= checkpointsPerHook; seq++ {
+			for seq := 1; seq <= f.checkpoints; seq++ {
 				ref := snapshot.Ref("default", h.Name, int64(seq))
 				cp := &v1.Checkpoint{
 					ObjectMeta: metav1.ObjectMeta{

@@ -162,6 +162,8 @@ type Temp struct {
 	io   IO
 	// unsynced is the temp file, still open, while its content awaits Sync.
 	unsynced *os.File
+	// empty is the temp file from CreateTempAt, open, until FillUnsynced.
+	empty *os.File
 	// deferDirSync is set by PlaceIf: the caller fsyncs the directory.
 	deferDirSync bool
 }
@@ -203,6 +205,64 @@ func WriteTempAtUnsynced(dir *os.File, name string, data []byte, perm os.FileMod
 }
 
 func writeTempAt(dir *os.File, name string, data []byte, perm os.FileMode, io IO, sync bool) (*Temp, error) {
+	t, f, err := createTemp(dir, name, io)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.fill(f, data, perm, sync); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// CreateTempAt creates an empty temp file for the file name in the open
+// directory dir, which the caller keeps open, for FillUnsynced to write
+// later: creating a file (allocating its inode) is the costly part of a
+// small write on some filesystems, and this way it can be done before a
+// lock that the write needs. Discard removes it when it is not used.
+func CreateTempAt(dir *os.File, name string, io IO) (*Temp, error) {
+	t, f, err := createTemp(dir, name, io)
+	if err != nil {
+		return nil, err
+	}
+	t.empty = f
+	return t, nil
+}
+
+// FillUnsynced writes data, with mode perm, to a temp file from
+// CreateTempAt, as WriteTempAtUnsynced writes a new one; Sync makes it
+// durable. On an error the Temp is discarded.
+func (t *Temp) FillUnsynced(data []byte, perm os.FileMode) error {
+	f := t.empty
+	if f == nil {
+		return fmt.Errorf("writing %s: the temp file is not an empty one from CreateTempAt", filepath.Join(t.dirPath, t.target))
+	}
+	t.empty = nil
+	return t.fill(f, data, perm, false)
+}
+
+// fill writes data to f, the Temp's file, and closes it, or, unsynced,
+// keeps it open for Sync.
+func (t *Temp) fill(f *os.File, data []byte, perm os.FileMode, sync bool) error {
+	path := filepath.Join(t.dirPath, t.target)
+	if err := fill(f, data, perm, t.io, sync); err != nil {
+		_ = f.Close()
+		t.Discard()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if !sync {
+		t.unsynced = f
+		return nil
+	}
+	if err := f.Close(); err != nil {
+		t.Discard()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// createTemp creates a new, empty temp file for name in dir.
+func createTemp(dir *os.File, name string, io IO) (*Temp, *os.File, error) {
 	path := filepath.Join(dir.Name(), name)
 	var f *os.File
 	var tmp string
@@ -213,29 +273,15 @@ func writeTempAt(dir *os.File, name string, data []byte, perm os.FileMode, io IO
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("writing %s: %w", path, &os.PathError{Op: "open", Path: filepath.Join(dir.Name(), tmp), Err: err})
+			return nil, nil, fmt.Errorf("writing %s: %w", path, &os.PathError{Op: "open", Path: filepath.Join(dir.Name(), tmp), Err: err})
 		}
 		f = os.NewFile(uintptr(fd), filepath.Join(dir.Name(), tmp))
 		break
 	}
 	if f == nil {
-		return nil, fmt.Errorf("writing %s: no free temp name", path)
+		return nil, nil, fmt.Errorf("writing %s: no free temp name", path)
 	}
-	t := &Temp{dir: dir, dirPath: dir.Name(), tmp: tmp, target: name, io: io}
-	if err := fill(f, data, perm, io, sync); err != nil {
-		_ = f.Close()
-		t.Discard()
-		return nil, fmt.Errorf("writing %s: %w", path, err)
-	}
-	if !sync {
-		t.unsynced = f
-		return t, nil
-	}
-	if err := f.Close(); err != nil {
-		t.Discard()
-		return nil, fmt.Errorf("writing %s: %w", path, err)
-	}
-	return t, nil
+	return &Temp{dir: dir, dirPath: dir.Name(), tmp: tmp, target: name, io: io}, f, nil
 }
 
 // fill writes data to f, sets its mode when it is not 0600, and fsyncs it
@@ -388,9 +434,11 @@ func (t *Temp) Release() {
 // Discard removes the file under the temp name, if any, and releases the
 // directory.
 func (t *Temp) Discard() {
-	if t.unsynced != nil {
-		_ = t.unsynced.Close()
-		t.unsynced = nil
+	for _, f := range []**os.File{&t.unsynced, &t.empty} {
+		if *f != nil {
+			_ = (*f).Close()
+			*f = nil
+		}
 	}
 	if t.dir == nil {
 		return

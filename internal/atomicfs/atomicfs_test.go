@@ -496,3 +496,45 @@ func TestPlaceIfLeavesTheFsyncsToTheCaller(t *testing.T) {
 		})
 	}
 }
+
+// TestCreateTempAtThenFill: a temp file created empty and filled later
+// installs like one written at once, and one never filled is removed by
+// Discard, leaving the directory as it was.
+func TestCreateTempAtThenFill(t *testing.T) {
+	dir := t.TempDir()
+	d, err := OpenDir(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = d.Close() }()
+	if err := os.WriteFile(filepath.Join(dir, "obj.yaml"), []byte("old\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	used, err := CreateTempAt(d, "obj.yaml", Real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unused, err := CreateTempAt(d, "obj.yaml", Real)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := used.FillUnsynced([]byte("new\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := used.FillUnsynced([]byte("again\n"), 0o600); err == nil {
+		t.Error("a second fill was accepted")
+	}
+	if err := used.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := used.Install(); err != nil {
+		t.Fatal(err)
+	}
+	unused.Discard()
+	if got, err := os.ReadFile(filepath.Join(dir, "obj.yaml")); err != nil || string(got) != "new\n" {
+		t.Fatalf("obj.yaml = %q, %v; want the filled content", got, err)
+	}
+	if names := entries(t, dir); len(names) != 1 {
+		t.Errorf("the directory holds %v, want only obj.yaml", names)
+	}
+}

@@ -66,13 +66,24 @@ func (s *groupCommitter) commit(r *resource, typ EventType, obj *unstructured.Un
 func (s *groupCommitter) commitIf(r *resource, typ EventType, obj *unstructured.Unstructured, adopted os.FileInfo) error {
 	if s.group != nil {
 		if typ != Deleted && adopted == nil {
-			return s.stage(r, typ, obj)
+			return s.stage(r, typ, obj, nil, nil)
 		}
 		// A deletion or an adoption is rare: it is made on its own, after
 		// the writes staged before it.
 		s.flushGroup()
 	}
 	return s.commitAlone(r, typ, obj, adopted)
+}
+
+// commitEncoded is commit given obj's encoding from before the lock
+// (encodeAhead; nil encodes it here) and, when pre is not nil, the temp
+// file created for it (createTempAhead). Only a group commit's staging
+// uses them.
+func (s *groupCommitter) commitEncoded(r *resource, typ EventType, obj *unstructured.Unstructured, enc *encodedObject, pre *tempAhead) error {
+	if s.group != nil && typ != Deleted {
+		return s.stage(r, typ, obj, enc, pre)
+	}
+	return s.commit(r, typ, obj)
 }
 
 // writeRequest is one write waiting for, or run by, a group commit.
@@ -182,7 +193,12 @@ func (s *groupCommitter) runGroup(reqs []*writeRequest) {
 // journal and writes its file's content to a temp file, neither fsynced,
 // for flushGroup to make durable and put in place. The caller holds the
 // write lock.
-func (s *groupCommitter) stage(r *resource, typ EventType, obj *unstructured.Unstructured) error {
+//
+// enc, when not nil, is obj encoded before the lock (encodeAhead), into
+// which only the resourceVersion is written here; pre, when not nil, is
+// the temp file created before the lock (createTempAhead), which is
+// filled when it is in the directory the lock holder finds.
+func (s *groupCommitter) stage(r *resource, typ EventType, obj *unstructured.Unstructured, enc *encodedObject, pre *tempAhead) error {
 	g := s.group
 	last, err := s.baseRV()
 	if err != nil {
@@ -190,13 +206,16 @@ func (s *groupCommitter) stage(r *resource, typ EventType, obj *unstructured.Uns
 	}
 	rv := last + 1
 	obj.SetResourceVersion(strconv.FormatUint(rv, 10))
-	js, err := obj.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	body, err := objectYAML(obj.Object, js)
-	if err != nil {
-		return err
+	var js, body []byte
+	if enc != nil {
+		js, body = enc.with(rv)
+	} else {
+		if js, err = obj.MarshalJSON(); err != nil {
+			return err
+		}
+		if body, err = objectYAML(obj.Object, js); err != nil {
+			return err
+		}
 	}
 	path := s.objectPath(r, obj.GetNamespace(), obj.GetName())
 	if len(g.items) == 0 {
@@ -206,7 +225,15 @@ func (s *groupCommitter) stage(r *resource, typ EventType, obj *unstructured.Uns
 	if err != nil {
 		return err
 	}
-	tmp, err := atomicfs.WriteTempAtUnsynced(dir, filepath.Base(path), append([]byte(fileHeader(rv, body)), body...), 0o600, s.io)
+	content := append([]byte(fileHeader(rv, body)), body...)
+	var tmp *atomicfs.Temp
+	if pre.take(dir) {
+		_ = dir.Close()
+		dir, tmp = pre.dir, pre.tmp
+		err = tmp.FillUnsynced(content, 0o600)
+	} else {
+		tmp, err = atomicfs.WriteTempAtUnsynced(dir, filepath.Base(path), content, 0o600, s.io)
+	}
 	if err != nil {
 		_ = dir.Close()
 		return err
@@ -227,6 +254,65 @@ func (s *groupCommitter) stage(r *resource, typ EventType, obj *unstructured.Uns
 	g.items = append(g.items, w)
 	g.paths[path] = true
 	return nil
+}
+
+// tempAhead is a temp file created before the write lock for an update's
+// new content, in the directory of the object's file, held open.
+type tempAhead struct {
+	dir *os.File
+	tmp *atomicfs.Temp
+	// taken is set once the write took the temp file over (see stage).
+	taken bool
+}
+
+// createTempAhead creates the temp file an update of the object file at
+// path will fill, before the update takes the write lock: on a filesystem
+// where creating a file is costly (ext4 without a journal scans the inodes
+// freed in the last minutes for one it may reuse), that cost is then paid
+// side by side with the other writers instead of one at a time under the
+// lock. It returns nil when the directory cannot be opened.
+func (s *groupCommitter) createTempAhead(path string) *tempAhead {
+	dir, err := s.openParent(path, false)
+	if err != nil {
+		return nil
+	}
+	tmp, err := atomicfs.CreateTempAt(dir, filepath.Base(path), s.io)
+	if err != nil {
+		_ = dir.Close()
+		return nil
+	}
+	return &tempAhead{dir: dir, tmp: tmp}
+}
+
+// take hands the temp file over to a write in dir, the directory the
+// write opened under the lock, when it is the one the temp file is in.
+func (t *tempAhead) take(dir *os.File) bool {
+	if t == nil || t.taken || !sameDirectory(t.dir, dir) {
+		return false
+	}
+	t.taken = true
+	return true
+}
+
+// discard removes the temp file and closes its directory, unless a write
+// took them over.
+func (t *tempAhead) discard() {
+	if t == nil || t.taken {
+		return
+	}
+	t.taken = true
+	t.tmp.Discard()
+	_ = t.dir.Close()
+}
+
+// sameDirectory tells whether a and b are the same directory.
+func sameDirectory(a, b *os.File) bool {
+	ai, err := a.Stat()
+	if err != nil {
+		return false
+	}
+	bi, err := b.Stat()
+	return err == nil && os.SameFile(ai, bi)
 }
 
 // unstage takes back the staged writes from index from on, the newest of

@@ -19,6 +19,7 @@ package filestore
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -523,6 +524,48 @@ func plainText(s string) bool {
 		i += n
 	}
 	return true
+}
+
+// encodedObject is an object's journal JSON and file YAML encoded before
+// the write lock, when its resourceVersion is not known yet: both hold
+// rvPlaceholder, once, where the resourceVersion goes.
+type encodedObject struct {
+	json, yaml []byte
+}
+
+// rvPlaceholder stands for the resourceVersion in an encodedObject. Its
+// random part keeps it out of any object's content (an object holding it
+// anyway is encoded under the lock: see encodeAhead); it is plain text in
+// YAML, where a resourceVersion is a quoted string.
+var rvPlaceholder = func() []byte {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return []byte("tether-rv-" + hex.EncodeToString(b))
+}()
+
+// encodeAhead encodes obj, as stage would, with rvPlaceholder for its
+// resourceVersion. It returns nil when the placeholder does not appear
+// exactly once in each encoding.
+func encodeAhead(obj *unstructured.Unstructured) *encodedObject {
+	rv := obj.GetResourceVersion()
+	obj.SetResourceVersion(string(rvPlaceholder))
+	defer obj.SetResourceVersion(rv)
+	js, err := obj.MarshalJSON()
+	if err != nil || bytes.Count(js, rvPlaceholder) != 1 {
+		return nil
+	}
+	body, err := objectYAML(obj.Object, js)
+	if err != nil || bytes.Count(body, rvPlaceholder) != 1 {
+		return nil
+	}
+	return &encodedObject{json: js, yaml: body}
+}
+
+// with returns the JSON and YAML of the object at resourceVersion rv: the
+// bytes obj.MarshalJSON and objectYAML give for it.
+func (e *encodedObject) with(rv uint64) (js, body []byte) {
+	v := strconv.FormatUint(rv, 10)
+	return bytes.Replace(e.json, rvPlaceholder, []byte(v), 1), bytes.Replace(e.yaml, rvPlaceholder, []byte(strconv.Quote(v)), 1)
 }
 
 // contentWithout returns the JSON of obj without the named top-level fields.

@@ -164,7 +164,7 @@ func (s *Store) create(ctx context.Context, r *resource, in *unstructured.Unstru
 
 // update replaces an object, or only its status when subresource is true,
 // with optimistic concurrency on resourceVersion.
-func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstructured, subresource bool, opts writeOptions) (*unstructured.Unstructured, error) { //nolint:gocyclo // issue 28 point 1 splits the file store; remove this then
+func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstructured, subresource bool, opts writeOptions) (*unstructured.Unstructured, error) {
 	if err := contextDone(ctx); err != nil {
 		return nil, err
 	}
@@ -176,71 +176,44 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 		checkedStatus = s.checkStatus(r, in)
 	}
 	ahead := s.readAhead(r, in.GetNamespace(), in.GetName())
+	var early *preparedUpdate
+	if ahead != nil {
+		// Everything an update computes from the object it replaces, done
+		// side by side with the other writers; the lock holder takes it when
+		// the file still holds that object (see currentAfter).
+		early = s.prepareUpdate(ctx, r, in, ahead.obj, subresource, checkedStatus, opts, true)
+	}
+	var pre *tempAhead
+	if early != nil && early.encoded != nil {
+		pre = s.createTempAhead(ahead.path)
+		defer pre.discard()
+	}
 	var out *unstructured.Unstructured
 	err := s.groupWrite(s.objectPath(r, in.GetNamespace(), in.GetName()), func() error {
 		old, err := s.currentAfter(ctx, r, in.GetNamespace(), in.GetName(), ahead)
 		if err != nil {
 			return err
 		}
-		if in.GetUID() != "" && in.GetUID() != old.GetUID() {
-			return apierrors.NewConflict(r.groupResource(), in.GetName(), fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", in.GetUID(), old.GetUID()))
+		p := early
+		if ahead == nil || old != ahead.obj {
+			p = s.prepareUpdate(ctx, r, in, old, subresource, checkedStatus, opts, false)
 		}
-		if in.GetResourceVersion() == "" {
-			// kube-apiserver names the resource, not the kind, in this one message.
-			return apierrors.NewInvalid(schema.GroupKind{Group: r.gvk.Group, Kind: r.plural}, in.GetName(),
-				field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")})
+		if p.err != nil {
+			return p.err
 		}
-		if in.GetResourceVersion() != old.GetResourceVersion() {
-			return apierrors.NewConflict(r.groupResource(), in.GetName(), errors.New(optimisticLockMessage))
-		}
-		next := s.merge(r, old, in, subresource, checkedStatus)
-		if err := s.admit(r, next, writeOptions{strict: opts.strict && !subresource}); err != nil {
-			return err
-		}
-		if errs := finalizerErrors(old, next); len(errs) > 0 {
-			return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
-		}
-		if r.crd {
-			v, err := s.validator()
-			if err != nil {
-				return apierrors.NewInternalError(err)
-			}
-			validate := v.ValidateUpdate
-			switch {
-			case checkedStatus != nil:
-				validate = v.ValidateCheckedStatusUpdate
-			case subresource:
-				validate = v.ValidateStatusUpdate
-			}
-			if errs := validate(ctx, r.gvk, next.Object, old.Object); len(errs) > 0 {
-				return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
-			}
-		}
-		// A typed object decodes, and so does the stored object it is
-		// merged with (only such objects are stored).
-		if !opts.typed {
-			if errs := s.typedErrors(r, next); len(errs) > 0 {
-				return crdschema.ToAPIError(r.gvk, in.GetName(), errs)
-			}
-		}
-		specChanged := !subresource && !bytes.Equal(contentWithout(old, "metadata", "status"), contentWithout(next, "metadata", "status"))
-		if specChanged {
-			next.SetGeneration(old.GetGeneration() + 1)
-		}
-		if err := checkSize(r, next); err != nil {
-			return err
-		}
+		next := p.next
 		out = next
 		// A changed spec is a change; only otherwise is the whole object compared.
-		if !specChanged && sameContent(old, next) || opts.dryRun {
+		if p.same || opts.dryRun {
 			return nil
 		}
 		if next.GetDeletionTimestamp() != nil && len(next.GetFinalizers()) == 0 {
-			err := s.commit(r, Deleted, next)
-			return err
+			return s.commit(r, Deleted, next)
 		}
-		err = s.commit(r, Modified, next)
-		return err
+		if p != early {
+			pre = nil
+		}
+		return s.commitEncoded(r, Modified, next, p.encoded, pre)
 	})
 	s.collectOrphans(ctx)
 	if err != nil {
@@ -250,6 +223,81 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 		s.collectDependents(ctx, out)
 	}
 	return out, nil
+}
+
+// preparedUpdate is what an update computes from the object it replaces:
+// the object to store or the error to return, whether it changes
+// nothing, and, when prepared before the write lock, its encoding.
+type preparedUpdate struct {
+	next *unstructured.Unstructured
+	err  error
+	// same is set when next is old's content.
+	same bool
+	// encoded is next's JSON and YAML with the resourceVersion left open
+	// (see encodeAhead); nil when not prepared ahead or not encodable so.
+	encoded *encodedObject
+}
+
+// prepareUpdate checks in against old, the stored object it replaces, and
+// builds the object to store (see update). It depends on nothing but its
+// arguments, so that it can run before the write lock on the object
+// readAhead read, and be used under the lock if the file still holds it.
+// ahead asks for the encoding too.
+func (s *Store) prepareUpdate(ctx context.Context, r *resource, in, old *unstructured.Unstructured, subresource bool, checkedStatus interface{}, opts writeOptions, ahead bool) *preparedUpdate {
+	fail := func(err error) *preparedUpdate { return &preparedUpdate{err: err} }
+	if in.GetUID() != "" && in.GetUID() != old.GetUID() {
+		return fail(apierrors.NewConflict(r.groupResource(), in.GetName(), fmt.Errorf("precondition failed: UID in precondition: %s, UID in object meta: %s", in.GetUID(), old.GetUID())))
+	}
+	if in.GetResourceVersion() == "" {
+		// kube-apiserver names the resource, not the kind, in this one message.
+		return fail(apierrors.NewInvalid(schema.GroupKind{Group: r.gvk.Group, Kind: r.plural}, in.GetName(),
+			field.ErrorList{field.Invalid(field.NewPath("metadata", "resourceVersion"), 0, "must be specified for an update")}))
+	}
+	if in.GetResourceVersion() != old.GetResourceVersion() {
+		return fail(apierrors.NewConflict(r.groupResource(), in.GetName(), errors.New(optimisticLockMessage)))
+	}
+	next := s.merge(r, old, in, subresource, checkedStatus)
+	if err := s.admit(r, next, writeOptions{strict: opts.strict && !subresource}); err != nil {
+		return fail(err)
+	}
+	if errs := finalizerErrors(old, next); len(errs) > 0 {
+		return fail(crdschema.ToAPIError(r.gvk, in.GetName(), errs))
+	}
+	if r.crd {
+		v, err := s.validator()
+		if err != nil {
+			return fail(apierrors.NewInternalError(err))
+		}
+		validate := v.ValidateUpdate
+		switch {
+		case checkedStatus != nil:
+			validate = v.ValidateCheckedStatusUpdate
+		case subresource:
+			validate = v.ValidateStatusUpdate
+		}
+		if errs := validate(ctx, r.gvk, next.Object, old.Object); len(errs) > 0 {
+			return fail(crdschema.ToAPIError(r.gvk, in.GetName(), errs))
+		}
+	}
+	// A typed object decodes, and so does the stored object it is
+	// merged with (only such objects are stored).
+	if !opts.typed {
+		if errs := s.typedErrors(r, next); len(errs) > 0 {
+			return fail(crdschema.ToAPIError(r.gvk, in.GetName(), errs))
+		}
+	}
+	specChanged := !subresource && !bytes.Equal(contentWithout(old, "metadata", "status"), contentWithout(next, "metadata", "status"))
+	if specChanged {
+		next.SetGeneration(old.GetGeneration() + 1)
+	}
+	if err := checkSize(r, next); err != nil {
+		return fail(err)
+	}
+	p := &preparedUpdate{next: next, same: !specChanged && sameContent(old, next)}
+	if ahead && !p.same && !opts.dryRun && (next.GetDeletionTimestamp() == nil || len(next.GetFinalizers()) > 0) {
+		p.encoded = encodeAhead(next)
+	}
+	return p
 }
 
 // checkStatus prunes, defaults and validates a copy of the status of a

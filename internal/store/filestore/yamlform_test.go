@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -126,4 +127,60 @@ func BenchmarkObjectYAML(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestEncodeAheadIsTheEncoding checks that an object encoded before the
+// write lock, with its resourceVersion written in afterwards, is byte for
+// byte what encoding it with that resourceVersion gives, whichever way
+// objectYAML takes, and that an object already holding the placeholder is
+// not encoded ahead.
+func TestEncodeAheadIsTheEncoding(t *testing.T) {
+	values := append([]interface{}{0.5, 1e21, "\xff invalid", "\u0085"}, trickyValues...)
+	for i, v := range values {
+		for _, rv := range []uint64{1, 9, 10, 42, 1000000, math.MaxUint64} {
+			obj := &unstructured.Unstructured{Object: map[string]interface{}{
+				"apiVersion": "agents.tether.dev/v1alpha1",
+				"kind":       "Hook",
+				"metadata":   map[string]interface{}{"name": "x", "namespace": "default", "resourceVersion": "12", "generation": int64(2)},
+				"spec":       map[string]interface{}{"v": v, "resourceVersion": "7", "list": []interface{}{v, map[string]interface{}{"v": v}}},
+			}}
+			enc := encodeAhead(obj)
+			if enc == nil {
+				// Only what cannot be encoded at all (the write then fails
+				// under the lock with objectYAML's error) is left to stage.
+				if js, err := obj.MarshalJSON(); err == nil {
+					if _, err := objectYAML(obj.Object, js); err == nil {
+						t.Errorf("value %d (%#v): not encoded ahead", i, v)
+					}
+				}
+				continue
+			}
+			if got := obj.GetResourceVersion(); got != "12" {
+				t.Fatalf("value %d: encodeAhead left resourceVersion %q", i, got)
+			}
+			js, body := enc.with(rv)
+			obj.SetResourceVersion(strconv.FormatUint(rv, 10))
+			wantJS, err := obj.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantBody, err := objectYAML(obj.Object, wantJS)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(js) != string(wantJS) {
+				t.Errorf("value %d, rv %d: JSON\n%s\nwant\n%s", i, rv, js, wantJS)
+			}
+			if string(body) != string(wantBody) {
+				t.Errorf("value %d, rv %d: YAML\n%s\nwant\n%s", i, rv, body, wantBody)
+			}
+		}
+	}
+	obj := &unstructured.Unstructured{Object: map[string]interface{}{
+		"metadata": map[string]interface{}{"name": "x", "resourceVersion": "3"},
+		"spec":     map[string]interface{}{"goal": "say " + string(rvPlaceholder)},
+	}}
+	if encodeAhead(obj) != nil {
+		t.Error("an object holding the placeholder was encoded ahead")
+	}
 }
