@@ -115,7 +115,9 @@ func trimCheckpoint(cp *v1.Checkpoint) {
 	s.State = v1.HookState(intern(string(s.State)))
 	s.Workspace = intern(s.Workspace)
 	if g := s.Git; g != nil {
-		g.SnapshotShort, g.SnapshotTree = "", ""
+		// The tree stays: the Hook reconciler records it in
+		// status.lastCheckpoint, where the Stop loop reads progress from it.
+		g.SnapshotShort = ""
 		g.Branch, g.Commit, g.SnapshotCommit = intern(g.Branch), intern(g.Commit), intern(g.SnapshotCommit)
 	}
 	internConditions(cp.Status.Conditions)

@@ -171,10 +171,11 @@ func TestTrimmedCheckpointsAreNeverWrittenWhole(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !storemanager.IsTrimmed(cached) || cached.Labels != nil || cached.Spec.Files != nil || cached.Spec.SkippedFiles != nil ||
-				cached.Spec.Git.SnapshotTree != "" || len(cached.Annotations) != 1 {
+				cached.Spec.Git.SnapshotShort != "" || len(cached.Annotations) != 1 {
 				t.Errorf("cached checkpoint not trimmed: %+v", cached)
 			}
 			if cached.Spec.Description != "d" || cached.Spec.Workspace != "/w" || cached.Spec.Git.SnapshotRef != full.Spec.Git.SnapshotRef ||
+				cached.Spec.Git.SnapshotTree != full.Spec.Git.SnapshotTree ||
 				cached.Annotations[agentsv1alpha1.CaptureDurationAnnotation] != "1.5s" {
 				t.Errorf("cached checkpoint lost what its readers read: %+v", cached)
 			}
