@@ -32,6 +32,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -220,9 +221,15 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := r.Context()
 	changes := make(chan string, 64)
+	// "ready" promises that a change made after it is seen: it waits until
+	// every watch runs (or its first attempt failed, when it is retried
+	// and followed by a "changed" of its kind).
+	var started sync.WaitGroup
 	for _, list := range watched() {
-		go h.follow(ctx, list, changes)
+		started.Add(1)
+		go h.follow(ctx, list, changes, started.Done)
 	}
+	started.Wait()
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Accel-Buffering", "no")
 	w.WriteHeader(http.StatusOK)
@@ -244,13 +251,17 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 }
 
 // follow watches list's kind from now on and sends a line per change to
-// changes until ctx ends, starting the watch again when it ends.
-func (h *Handler) follow(ctx context.Context, list client.ObjectList, changes chan<- string) {
+// changes until ctx ends, starting the watch again when it ends. It calls
+// started once its first watch runs or its first attempt failed.
+func (h *Handler) follow(ctx context.Context, list client.ObjectList, changes chan<- string, started func()) {
 	kind := strings.TrimSuffix(fmt.Sprintf("%T", list), "List")
 	kind = kind[strings.LastIndex(kind, ".")+1:]
 	restarted := false
+	first := sync.OnceFunc(started)
+	defer first()
 	for ctx.Err() == nil {
-		err := h.watchOnce(ctx, list, kind, changes, restarted)
+		err := h.watchOnce(ctx, list, kind, changes, restarted, first)
+		first()
 		if ctx.Err() != nil {
 			return
 		}
@@ -266,7 +277,7 @@ func (h *Handler) follow(ctx context.Context, list client.ObjectList, changes ch
 	}
 }
 
-func (h *Handler) watchOnce(ctx context.Context, list client.ObjectList, kind string, changes chan<- string, restarted bool) error {
+func (h *Handler) watchOnce(ctx context.Context, list client.ObjectList, kind string, changes chan<- string, restarted bool, running func()) error {
 	start := list.DeepCopyObject().(client.ObjectList)
 	if err := h.o.Watcher.List(ctx, start, client.Limit(1)); err != nil {
 		return err
@@ -281,6 +292,7 @@ func (h *Handler) watchOnce(ctx context.Context, list client.ObjectList, kind st
 		return err
 	}
 	defer wi.Stop()
+	running()
 	if restarted {
 		send(ctx, changes, kind+" *")
 	}
