@@ -50,8 +50,11 @@ func TestDescendantsFindsEveryLevel(t *testing.T) {
 	if !slices.Contains(got, cmd.Process.Pid) || len(got) < 2 {
 		t.Fatalf("descendants = %v, want the child %d and its sleep", got, cmd.Process.Pid)
 	}
-	self := slices.IndexFunc(processes(), func(p process) bool { return p.pid == os.Getpid() })
-	if self < 0 || processes()[self].ppid != os.Getppid() {
+	// One reading of /proc: another process starting or ending between
+	// two readings would shift the index.
+	procs := processes()
+	self := slices.IndexFunc(procs, func(p process) bool { return p.pid == os.Getpid() })
+	if self < 0 || procs[self].ppid != os.Getppid() {
 		t.Fatalf("this process's entry is missing or has the wrong parent")
 	}
 }
