@@ -116,7 +116,7 @@ func (r *HookReconciler) checkAssignee(ctx context.Context, cached *v1.Hook) (*v
 // this status is stored, whatever the state.
 func (r *HookReconciler) reconcileAssignee(loss *assigneeLoss) func(context.Context, *hookScope) error {
 	return func(_ context.Context, s *hookScope) error {
-		if loss == nil || s.invalid != nil || !hookfsm.Allowed(stateOr(s.hook.Status.State), hookfsm.Interrupt) {
+		if loss == nil || s.invalid != nil || !hookfsm.Allowed(s.hook.Status.State.OrInitializing(), hookfsm.Interrupt) {
 			return nil
 		}
 		before := len(s.events)

@@ -219,7 +219,7 @@ func (r *HookReconciler) reconcileConditions(_ context.Context, s *hookScope) er
 				fmt.Sprintf("no heartbeat since %s (staleAfter %s)", st.LastHeartbeat.UTC().Format(time.RFC3339), s.eff.StaleAfter))
 		}
 	default:
-		set(v1.ConditionStale, metav1.ConditionFalse, v1.ReasonNoHeartbeatExpected, "no agent is expected to heartbeat in state "+string(stateOr(st.State)))
+		set(v1.ConditionStale, metav1.ConditionFalse, v1.ReasonNoHeartbeatExpected, "no agent is expected to heartbeat in state "+string(st.State.OrInitializing()))
 	}
 
 	recoveringReason := ""
@@ -260,11 +260,4 @@ func (r *HookReconciler) reconcileConditions(_ context.Context, s *hookScope) er
 	}
 	set(v1.ConditionReady, status, reason, msg)
 	return nil
-}
-
-func stateOr(s v1.HookState) v1.HookState {
-	if s == "" {
-		return v1.HookInitializing
-	}
-	return s
 }

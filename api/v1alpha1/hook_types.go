@@ -52,6 +52,15 @@ func (s HookState) IsTerminal() bool {
 	return s == HookCompleted || s == HookFailed || s == HookAbandoned
 }
 
+// OrInitializing is s as people and the state machine read it:
+// initializing before the Hook reconciler has set a state.
+func (s HookState) OrInitializing() HookState {
+	if s == "" {
+		return HookInitializing
+	}
+	return s
+}
+
 // PauseReasonAnnotation holds why a person paused a Hook (spec.suspend set by
 // tether pause --reason), so the agent and describe can say why.
 const PauseReasonAnnotation = "agents.tether.dev/pause-reason"

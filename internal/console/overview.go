@@ -80,7 +80,7 @@ func (f filter) keepHook(h *v1.Hook) bool {
 	if f.Namespace != "" && h.Namespace != f.Namespace {
 		return false
 	}
-	if f.State != "" && string(hookState(h)) != f.State {
+	if f.State != "" && string(h.Status.State.OrInitializing()) != f.State {
 		return false
 	}
 	return f.Text == "" || containsFold(f.Text, h.Name, h.Namespace, h.Spec.Goal, h.Spec.Assignee)
@@ -101,15 +101,6 @@ func containsFold(text string, fields ...string) bool {
 		}
 	}
 	return false
-}
-
-// hookState is h's state as people read it: initializing before the
-// reconciler set one.
-func hookState(h *v1.Hook) v1.HookState {
-	if h.Status.State == "" {
-		return v1.HookInitializing
-	}
-	return h.Status.State
 }
 
 // hookRow is one Hook of the overview.
@@ -253,7 +244,7 @@ func buildOverview(f filter, hooks []v1.Hook, workers []v1.Worker, now time.Time
 		hk := &hooks[i]
 		namespaces[hk.Namespace] = true
 		if f.Namespace == "" || hk.Namespace == f.Namespace {
-			counts[hookState(hk)]++
+			counts[hk.Status.State.OrInitializing()]++
 		}
 		if !f.keepHook(hk) {
 			continue
@@ -304,7 +295,7 @@ func buildOverview(f filter, hooks []v1.Hook, workers []v1.Worker, now time.Time
 // hookRank is where hk's row goes: by its state, with a stale heartbeat
 // and a crash-looping Worker raising it; hookRowOf badges the same facts.
 func hookRank(hk *v1.Hook, now time.Time, staleAfter time.Duration, assigneeLooping bool) int {
-	state := hookState(hk)
+	state := hk.Status.State.OrInitializing()
 	rank := stateRank[state]
 	if hb := hk.Status.LastHeartbeat; hb != nil && (hookfsm.HeartbeatExpected(hk) || state == v1.HookRecovering) && now.Sub(hb.Time) >= staleAfter {
 		rank = min(rank, 4)
@@ -317,7 +308,7 @@ func hookRank(hk *v1.Hook, now time.Time, staleAfter time.Duration, assigneeLoop
 
 func hookRowOf(hk *v1.Hook, now time.Time, staleAfter time.Duration, assigneeLooping bool) hookRow {
 	st := &hk.Status
-	state := hookState(hk)
+	state := hk.Status.State.OrInitializing()
 	row := hookRow{Namespace: hk.Namespace, Name: hk.Name, URL: hookURL(hk.Namespace, hk.Name),
 		State: string(state), Tone: stateTone(state), Step: "-", Attempt: "-", Assignee: dash(hk.Spec.Assignee),
 		Heartbeat: "-", Checkpoint: "-"}

@@ -94,21 +94,12 @@ type frame struct {
 	footer string
 }
 
-// hookState is h's state as people read it: initializing when the
-// reconciler has not set one yet.
-func hookState(h *v1.Hook) v1.HookState {
-	if h.Status.State == "" {
-		return v1.HookInitializing
-	}
-	return h.Status.State
-}
-
 // filtered returns the Hooks, Workers and Warning Events the filters keep.
 func (f *frame) filtered(s Snapshot) Snapshot {
 	var out Snapshot
 	for i := range s.Hooks {
 		h := &s.Hooks[i]
-		if (f.nsFilter == "" || h.Namespace == f.nsFilter) && (f.stateFilter == "" || hookState(h) == f.stateFilter) {
+		if (f.nsFilter == "" || h.Namespace == f.nsFilter) && (f.stateFilter == "" || h.Status.State.OrInitializing() == f.stateFilter) {
 			out.Hooks = append(out.Hooks, *h)
 		}
 	}
@@ -165,8 +156,8 @@ func heartbeatCell(h *v1.Hook, staleAfter time.Duration, now time.Time) cell {
 // last checkpoint.
 func (f *frame) hookCells(h *v1.Hook) []cell {
 	st := &h.Status
-	state := cell{text: string(hookState(h))}
-	switch hookState(h) {
+	state := cell{text: string(h.Status.State.OrInitializing())}
+	switch h.Status.State.OrInitializing() {
 	case v1.HookRecovering, v1.HookFailed:
 		state.tone = red
 	case v1.HookAwaitingHuman:

@@ -561,7 +561,7 @@ func compactAnchor(hook *v1.Hook, cps []recoveryfile.CheckpointSummary) string {
 	var b strings.Builder
 	st := &hook.Status
 	b.WriteString("# Your context was just compacted: where you were\n\n")
-	fmt.Fprintf(&b, "- Task: hook %s, state `%s`\n", hook.Name, hookState(st.State))
+	fmt.Fprintf(&b, "- Task: hook %s, state `%s`\n", hook.Name, st.State.OrInitializing())
 	if cs := st.CurrentStep; cs != nil {
 		fmt.Fprintf(&b, "- Current step: %q (%d/%d), attempt %d of %d\n", cs.Name, cs.Index+1, len(hook.Spec.Steps), cs.Attempt, hookfsm.MaxAttempts(&hook.Spec))
 		if cs.WorkingOn != "" {
@@ -592,13 +592,6 @@ func compactAnchor(hook *v1.Hook, cps []recoveryfile.CheckpointSummary) string {
 	return b.String()
 }
 
-func hookState(s v1.HookState) v1.HookState {
-	if s == "" {
-		return v1.HookInitializing
-	}
-	return s
-}
-
 func shortSHA(s string) string {
 	if len(s) > 12 {
 		return s[:12]
@@ -620,7 +613,7 @@ func Fingerprint(hook *v1.Hook) string {
 	if lc := st.LastCheckpoint; lc != nil {
 		tree = lc.SnapshotTree
 	}
-	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d\x00%s", hookState(st.State), idx, attempt, int64(len(st.History))+st.HistoryDropped, tree))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%s\x00%d\x00%d\x00%d\x00%s", st.State.OrInitializing(), idx, attempt, int64(len(st.History))+st.HistoryDropped, tree))
 	return hex.EncodeToString(sum[:16])
 }
 

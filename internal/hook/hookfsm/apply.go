@@ -393,7 +393,7 @@ func stateOfPhase(st *v1.HookStatus) v1.HookState {
 }
 
 func stateOf(hook *v1.Hook) (v1.HookState, error) {
-	s := stateOrInitializing(hook.Status.State)
+	s := hook.Status.State.OrInitializing()
 	if !contains(States(), s) {
 		return "", &InvalidError{Hook: hook.Name, Field: "status.state", Reason: fmt.Sprintf("unknown state %q", s)}
 	}

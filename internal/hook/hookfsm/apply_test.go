@@ -100,7 +100,7 @@ func inState(t *testing.T, s v1.HookState) *v1.Hook {
 		v1.HookAbandoned:      append(toSecond, ab),
 	}
 	hook := drive(t, newHook(), paths[s]...)
-	if got := stateOr(hook.Status.State); got != s {
+	if got := hook.Status.State.OrInitializing(); got != s {
 		t.Fatalf("fixture for %s is in %s", s, got)
 	}
 	return hook
@@ -187,7 +187,7 @@ func TestEveryStateEventPair(t *testing.T) {
 					step, attempt = got.CurrentStep.Index, got.CurrentStep.Attempt
 				}
 				entries := len(got.History) - len(before.Status.History)
-				if stateOr(got.State) != w.state || step != w.step || attempt != w.attempt || entries != w.entries {
+				if got.State.OrInitializing() != w.state || step != w.step || attempt != w.attempt || entries != w.entries {
 					t.Fatalf("got %s step %d attempt %d with %d new entries, want %+v", got.State, step, attempt, entries, w)
 				}
 				noop := e == intr && s == v1.HookRecovering

@@ -88,7 +88,7 @@ func CheckHistory(hook *v1.Hook) (ds []Disagreement) {
 	}
 	checkDropped(st, add)
 	defer checkPassedAttempts(st, add)
-	if got := stateOrInitializing(st.State); got != state {
+	if got := st.State.OrInitializing(); got != state {
 		add("status.state", string(got), string(state))
 	}
 	cs := st.CurrentStep
@@ -157,12 +157,12 @@ func checkDropped(st *v1.HookStatus, add func(field, recorded, replayed string))
 	case n == 0:
 	case dropped < 0:
 		add("status.historyDropped", fmt.Sprint(dropped), "a count, never negative")
-	case dropped > 0 && stateOrInitializing(st.History[0].From) == v1.HookInitializing:
+	case dropped > 0 && st.History[0].From.OrInitializing() == v1.HookInitializing:
 		add("status.historyDropped", fmt.Sprint(dropped), "0: the history starts at the first transition")
 	case dropped > 0 && n != v1.HookHistoryLimit:
 		add("status.historyDropped", fmt.Sprint(dropped),
 			fmt.Sprintf("0, or %d entries kept: truncation keeps the newest %d, and %d are left", v1.HookHistoryLimit, v1.HookHistoryLimit, n))
-	case dropped == 0 && stateOrInitializing(st.History[0].From) != v1.HookInitializing:
+	case dropped == 0 && st.History[0].From.OrInitializing() != v1.HookInitializing:
 		add("status.historyDropped", "0", fmt.Sprintf("more: the history starts at a later transition (%s from %s), so entries were removed", st.History[0].Event, st.History[0].From))
 	}
 }

@@ -72,7 +72,7 @@ type folder struct {
 }
 
 func (f *folder) replay(i int, e *v1.HistoryEntry) error {
-	from, ev := stateOrInitializing(e.From), Event(e.Event)
+	from, ev := e.From.OrInitializing(), Event(e.Event)
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("history[%d] (%s from %s): %s", i, e.Event, from, fmt.Sprintf(format, args...))
 	}

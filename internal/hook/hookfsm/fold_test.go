@@ -81,7 +81,7 @@ func TestFoldReplaysRandomRuns(t *testing.T) {
 		}
 		transitions := 0
 		for n := 0; n < 600 && !hook.Status.State.IsTerminal(); n++ {
-			state := stateOr(hook.Status.State)
+			state := hook.Status.State.OrInitializing()
 			in := input(pick(r, state), n)
 			if in.Event == intr {
 				in.Crash.Type = crashes[r.IntN(len(crashes))]
@@ -107,7 +107,7 @@ func TestFoldReplaysRandomRuns(t *testing.T) {
 			if cs := st.CurrentStep; cs != nil {
 				step, attempt = cs.Index, cs.Attempt
 			}
-			if err != nil || gotState != stateOr(st.State) || gotStep != step || gotAttempt != attempt {
+			if err != nil || gotState != st.State.OrInitializing() || gotStep != step || gotAttempt != attempt {
 				t.Fatalf("seed %d after %s: Fold = %s %d %d %v, status %s %d %d", seed, in.Event, gotState, gotStep, gotAttempt, err, st.State, step, attempt)
 			}
 			if ds := hookfsm.CheckHistory(hook); len(ds) != 0 {
@@ -121,13 +121,6 @@ func TestFoldReplaysRandomRuns(t *testing.T) {
 	if truncated < runs/4 {
 		t.Errorf("only %d of %d runs truncated their history; the property needs more", truncated, runs)
 	}
-}
-
-func stateOr(s v1.HookState) v1.HookState {
-	if s == "" {
-		return v1.HookInitializing
-	}
-	return s
 }
 
 type entry = v1.HistoryEntry

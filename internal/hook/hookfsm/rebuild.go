@@ -84,7 +84,7 @@ func Rebuild(hook *v1.Hook) (*v1.HookStatus, []Disagreement, error) {
 		if d.Field != "status.historyDropped" {
 			continue
 		}
-		if len(st.History) == 0 || stateOrInitializing(st.History[0].From) != v1.HookInitializing {
+		if len(st.History) == 0 || st.History[0].From.OrInitializing() != v1.HookInitializing {
 			return nil, ds, &HistoryError{Hook: hook.Name, Field: d.Field, Reason: d.String()}
 		}
 		st.HistoryDropped = 0
@@ -123,7 +123,7 @@ func (r *rebuilder) lastTime() *metav1.Time {
 
 func (r *rebuilder) setState() {
 	st := r.st
-	if stateOrInitializing(st.State) == r.state {
+	if st.State.OrInitializing() == r.state {
 		return
 	}
 	st.State = r.state

@@ -110,7 +110,7 @@ func Describe(hook *v1.Hook) string {
 	at := fmt.Sprintf("%s, attempt %d", stepLabel(hook), attemptOf(st))
 	switch st.State {
 	case "", v1.HookInitializing, v1.HookCompleted:
-		return string(stateOrInitializing(st.State))
+		return string(st.State.OrInitializing())
 	case v1.HookStepPending, v1.HookStepRunning, v1.HookStepValidating:
 		return fmt.Sprintf("%s %s, attempt %d", stepLabel(hook), strings.TrimPrefix(string(st.State), "step_"), attemptOf(st))
 	case v1.HookAwaitingHuman:
@@ -123,13 +123,6 @@ func Describe(hook *v1.Hook) string {
 		}
 		return fmt.Sprintf("%s at %s", st.State, at)
 	}
-}
-
-func stateOrInitializing(s v1.HookState) v1.HookState {
-	if s == "" {
-		return v1.HookInitializing
-	}
-	return s
 }
 
 // command is a tether command line for hook, as a Markdown code span.

@@ -145,7 +145,7 @@ func Apply(hook *v1.Hook, in hookfsm.Input, opts Options) (Result, error) {
 	}
 	in.Now = metav1.NewTime(opts.now())
 	in.Actor = opts.Actor
-	from := stateOr(hook.Status.State)
+	from := hook.Status.State.OrInitializing()
 	n := len(hook.Status.History) + int(hook.Status.HistoryDropped)
 	st, err := hookfsm.Apply(hook, in)
 	if err != nil {
@@ -153,7 +153,7 @@ func Apply(hook *v1.Hook, in hookfsm.Input, opts Options) (Result, error) {
 	}
 	added := len(st.History) + int(st.HistoryDropped) - n
 	hook.Status = *st
-	res := Result{From: from, To: stateOr(st.State), Changed: added > 0 || in.Event == hookfsm.Heartbeat}
+	res := Result{From: from, To: st.State.OrInitializing(), Changed: added > 0 || in.Event == hookfsm.Heartbeat}
 	if added > len(st.History) {
 		added = len(st.History)
 	}
@@ -166,7 +166,7 @@ func Apply(hook *v1.Hook, in hookfsm.Input, opts Options) (Result, error) {
 // eventOf describes entry, a history entry that applying in just appended
 // to hook; the newest also tells where the Hook is now (last).
 func eventOf(hook *v1.Hook, in hookfsm.Input, entry v1.HistoryEntry, last bool) Event {
-	ev, from, to := hookfsm.Event(entry.Event), stateOr(entry.From), stateOr(entry.To)
+	ev, from, to := hookfsm.Event(entry.Event), entry.From.OrInitializing(), entry.To.OrInitializing()
 	e := Event{Type: corev1.EventTypeNormal, Action: camel(ev)}
 	switch ev {
 	case hookfsm.Initialize:
@@ -274,7 +274,7 @@ type StateChangeError struct {
 
 // Error names the Hook and the change refused.
 func (e *StateChangeError) Error() string {
-	return fmt.Sprintf("hook %s: a status write may not change status.state (%s to %s) outside a transition", e.Name, stateOr(e.From), stateOr(e.To))
+	return fmt.Sprintf("hook %s: a status write may not change status.state (%s to %s) outside a transition", e.Name, e.From.OrInitializing(), e.To.OrInitializing())
 }
 
 // UpdateStatus is the one read-modify-write of a Hook's status outside a
@@ -349,13 +349,6 @@ func readModifyWrite(ctx context.Context, c client.Client, key client.ObjectKey,
 // Input is a Build that always returns in.
 func Input(in hookfsm.Input) Build {
 	return func(*v1.Hook) (hookfsm.Input, error) { return in, nil }
-}
-
-func stateOr(s v1.HookState) v1.HookState {
-	if s == "" {
-		return v1.HookInitializing
-	}
-	return s
 }
 
 // camel turns an event such as fail_validation into FailValidation, the

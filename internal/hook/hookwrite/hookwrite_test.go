@@ -101,7 +101,7 @@ func TestApplyEvents(t *testing.T) {
 			}
 			for i, e := range res.Events {
 				w, entry := tt.want[i], h.Status.History[n+i]
-				head := fmt.Sprintf("%s by agent-3: %s → %s", entry.Event, hookfsmState(entry.From), entry.To)
+				head := fmt.Sprintf("%s by agent-3: %s → %s", entry.Event, entry.From.OrInitializing(), entry.To)
 				if e.Type != w.typ || e.Reason != w.reason || e.Action != w.action || !strings.HasPrefix(e.Note, head) {
 					t.Errorf("event %d: %+v; want %s %s %s with a note starting %q", i, e, w.typ, w.reason, w.action, head)
 				}
@@ -117,13 +117,6 @@ func TestApplyEvents(t *testing.T) {
 			}
 		})
 	}
-}
-
-func hookfsmState(s v1.HookState) v1.HookState {
-	if s == "" {
-		return v1.HookInitializing
-	}
-	return s
 }
 
 // TestApplyRejectedLeavesTheHook checks that a rejected event changes nothing.

@@ -379,7 +379,7 @@ func (r *renderer) history() {
 	total := int64(len(st.History)) + st.HistoryDropped
 	r.printf("## Recent history\n\nThe newest %d of %d transitions, oldest first:\n\n", len(entries), total)
 	for _, e := range entries {
-		r.printf("- %s `%s`: %s → %s, step %d, attempt %d", stamp(e.Time), e.Event, stateOrInit(e.From), e.To, e.Step+1, e.Attempt)
+		r.printf("- %s `%s`: %s → %s, step %d, attempt %d", stamp(e.Time), e.Event, e.From.OrInitializing(), e.To, e.Step+1, e.Attempt)
 		if e.Actor != "" {
 			r.printf(", by %s", e.Actor)
 		}
@@ -390,14 +390,7 @@ func (r *renderer) history() {
 	}
 }
 
-func stateOf(st *v1.HookStatus) v1.HookState { return stateOrInit(st.State) }
-
-func stateOrInit(s v1.HookState) v1.HookState {
-	if s == "" {
-		return v1.HookInitializing
-	}
-	return s
-}
+func stateOf(st *v1.HookStatus) v1.HookState { return st.State.OrInitializing() }
 
 func namespaceOf(h *v1.Hook) string {
 	if h.Namespace == "" {
