@@ -287,9 +287,25 @@ func (r *WorkerReconciler) reconcile(ctx context.Context, req ctrl.Request) (ctr
 	}
 	switch w.Status.Phase {
 	case "", v1.WorkerPending, v1.WorkerRestarting, v1.WorkerRunning:
+		if lags, err := r.cacheLags(ctx, w); lags || err != nil {
+			return ctrl.Result{}, err
+		}
 		return ctrl.Result{}, r.start(ctx, w)
 	}
 	return ctrl.Result{}, r.writeStatusIfChanged(ctx, w)
+}
+
+// cacheLags reports whether the store holds a newer version of w than the
+// cache gave, most often the status this reconciler wrote when it launched
+// a process. A start decided on the older copy would launch a second
+// process beside that one; the newer version's watch event brings the
+// Worker back instead.
+func (r *WorkerReconciler) cacheLags(ctx context.Context, w *v1.Worker) (bool, error) {
+	fresh := &v1.Worker{}
+	if err := r.reader.Get(ctx, client.ObjectKeyFromObject(w), fresh); err != nil {
+		return false, err
+	}
+	return fresh.ResourceVersion != w.ResourceVersion, nil
 }
 
 // refuseProcess keeps w, a Worker this reconciler would run as its own

@@ -90,6 +90,9 @@ func exitFixture(t *testing.T, fail error) (*WorkerReconciler, *gatedReader, *v1
 	}
 	t.Cleanup(r.procs.close)
 	t.Cleanup(func() {
+		// Closed first: a kill the table saw would start a restart into
+		// the log directory being removed.
+		r.procs.close()
 		// The restarted shell may not have written its pid yet on a loaded
 		// machine; killed before it does, it would write into the temporary
 		// directory while the test removes it.

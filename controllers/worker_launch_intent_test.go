@@ -106,7 +106,12 @@ func TestAnUnrecordedLaunchIsAdopted(t *testing.T) {
 			if err := c.Get(context.Background(), client.ObjectKeyFromObject(w), got); err != nil {
 				t.Fatal(err)
 			}
-			t.Cleanup(func() { _ = syscall.Kill(int(got.Status.PID), syscall.SIGKILL) })
+			t.Cleanup(func() {
+				// Closed first: a kill the table saw would start a
+				// restart into the log directory being removed.
+				r.procs.close()
+				_ = syscall.Kill(int(got.Status.PID), syscall.SIGKILL)
+			})
 			if got.Status.Phase != v1.WorkerRunning || got.Status.PID == 0 {
 				t.Fatalf("phase %s pid %d; want Running with a process", got.Status.Phase, got.Status.PID)
 			}

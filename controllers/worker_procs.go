@@ -156,8 +156,11 @@ func (t *procTable) deliver(key types.NamespacedName, p *proc, exits <-chan supe
 		p.exit = &e
 		// The restart is started here, under the lock that markRequested
 		// and the finalizer take, so a stop asked for meanwhile is seen
-		// and a successor started is never missed by a deletion.
-		if !p.requested && p.plan != nil && t.restart != nil {
+		// and a successor started is never missed by a deletion. Once the
+		// table is closed the reconciler is stopping: the next run decides
+		// the restart from status, and nothing is started that no one
+		// would record.
+		if !p.requested && p.plan != nil && t.restart != nil && !t.closed {
 			p.next = t.restart(p.plan, e)
 		}
 	}
