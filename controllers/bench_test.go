@@ -31,6 +31,7 @@ import (
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/hook/hookwrite"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
@@ -42,9 +43,11 @@ func percentile(d []time.Duration, p float64) time.Duration {
 // BenchmarkStaleDetection measures detection error: when a stale Hook is
 // seen recovering on a watch, minus the due time lastHeartbeat+staleAfter.
 // The reference, in the same run, is the store's floor for the same path:
-// a status write until a watch delivers it. lastHeartbeat is stored to the
-// second, so hooks begun within one second fall due together: burst-20
-// measures 20 such hooks, whose status writes the store serialises.
+// a status write until a watch delivers it. burst-20 makes 20 Hooks fall
+// due in the same instant each round (their agents begin with one
+// heartbeat time), so that their stale transitions are made and written
+// together; samples is the number of Hooks measured (20 a round), which
+// bounds what the p99 means.
 func BenchmarkStaleDetection(b *testing.B) {
 	for _, hooks := range []int{1, 20} {
 		b.Run(fmt.Sprintf("burst-%d", hooks), func(b *testing.B) { benchStale(b, hooks) })
@@ -79,15 +82,27 @@ func benchStale(b *testing.B, hooks int) {
 			}
 			seen <- at
 		}()
-		due := map[string]time.Time{}
-		for j := range hooks {
-			name := fmt.Sprintf("h-%d-%d", i, j)
-			if err := env.c.Create(ctx, newHook(name, time.Second, "only")); err != nil {
+		names := make([]string, hooks)
+		for j := range names {
+			names[j] = fmt.Sprintf("h-%d-%d", i, j)
+			if err := env.c.Create(ctx, newHook(names[j], time.Second, "only")); err != nil {
 				b.Fatal(err)
 			}
+		}
+		for _, name := range names {
 			waitFor(b, env.c, name, 10*time.Second, state(v1.HookStepPending))
-			h := agent(b, env.c, name, hookfsm.Input{Event: hookfsm.Begin})
+		}
+		// Every agent begins with the same heartbeat time, so that the
+		// Hooks fall due in the same instant, as Hooks whose agents beat
+		// in the same microsecond do.
+		beat := time.Now()
+		due := map[string]time.Time{}
+		for _, name := range names {
+			h := agentAt(b, env.c, name, hookfsm.Input{Event: hookfsm.Begin}, beat)
 			due[name] = h.Status.LastHeartbeat.Add(time.Second)
+		}
+		if time.Now().After(beat.Add(time.Second)) {
+			b.Fatal("the Hooks fell due before every agent had begun: the machine is too slow for staleAfter 1s")
 		}
 		select {
 		case at := <-seen:
@@ -137,6 +152,18 @@ func benchStale(b *testing.B, hooks int) {
 	b.ReportMetric(float64(p99.Microseconds())/1000, "err-p99-ms")
 	b.ReportMetric(float64(r50.Microseconds())/1000, "ref-write-to-watch-p50-ms")
 	b.ReportMetric(float64(p50)/float64(r50), "p50-ratio-to-ref")
+	b.ReportMetric(float64(len(errs)), "samples")
+}
+
+// agentAt is agent with the agent's clock reading at.
+func agentAt(b *testing.B, c client.Client, name string, in hookfsm.Input, at time.Time) *v1.Hook {
+	b.Helper()
+	h, _, err := hookwrite.Transition(context.Background(), c, client.ObjectKey{Namespace: "default", Name: name},
+		hookwrite.Input(in), hookwrite.Options{Actor: "test-agent", Now: func() time.Time { return at }})
+	if err != nil {
+		b.Fatalf("agent %s on %s: %v", in.Event, name, err)
+	}
+	return h
 }
 
 // BenchmarkRecoveryFileRegen measures a state change written by an agent
