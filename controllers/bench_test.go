@@ -26,6 +26,7 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -100,12 +101,26 @@ func benchStale(b *testing.B, hooks int) {
 		}
 		// Every agent begins with the same heartbeat time, so that the
 		// Hooks fall due in the same instant, as Hooks whose agents beat
-		// in the same microsecond do.
+		// in the same microsecond do; side by side, so that all have begun
+		// well before then on a loaded machine too.
 		beat := time.Now()
+		begun := make([]time.Time, hooks)
+		var g errgroup.Group
+		for j, name := range names {
+			g.Go(func() error {
+				h, err := beginAt(env.c, name, beat)
+				if err == nil {
+					begun[j] = h.Status.LastHeartbeat.Time
+				}
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			b.Fatal(err)
+		}
 		due := map[string]time.Time{}
-		for _, name := range names {
-			h := agentAt(b, env.c, name, hookfsm.Input{Event: hookfsm.Begin}, beat)
-			due[name] = h.Status.LastHeartbeat.Add(time.Second)
+		for j, name := range names {
+			due[name] = begun[j].Add(time.Second)
 		}
 		if time.Now().After(beat.Add(time.Second)) {
 			b.Fatal("the Hooks fell due before every agent had begun: the machine is too slow for staleAfter 1s")
@@ -174,15 +189,15 @@ func processCPU(b *testing.B) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// agentAt is agent with the agent's clock reading at.
-func agentAt(b *testing.B, c client.Client, name string, in hookfsm.Input, at time.Time) *v1.Hook {
-	b.Helper()
+// beginAt begins the Hook's step as its agent would, with the agent's
+// clock reading at.
+func beginAt(c client.Client, name string, at time.Time) (*v1.Hook, error) {
 	h, _, err := hookwrite.Transition(context.Background(), c, client.ObjectKey{Namespace: "default", Name: name},
-		hookwrite.Input(in), hookwrite.Options{Actor: "test-agent", Now: func() time.Time { return at }})
+		hookwrite.Input(hookfsm.Input{Event: hookfsm.Begin}), hookwrite.Options{Actor: "test-agent", Now: func() time.Time { return at }})
 	if err != nil {
-		b.Fatalf("agent %s on %s: %v", in.Event, name, err)
+		return nil, fmt.Errorf("agent begin on %s: %w", name, err)
 	}
-	return h
+	return h, nil
 }
 
 // BenchmarkRecoveryFileRegen measures a state change written by an agent
