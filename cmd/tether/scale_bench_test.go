@@ -258,7 +258,7 @@ type writeFloor struct {
 
 // floorWriters is how many writers the floor runs at once: as many as the
 // Hook reconciler works on Hooks.
-const floorWriters = 12
+const floorWriters = 32
 
 // measureWriteFloor fills a store of its own with operatorScaleHooks
 // Hooks like proto (without fsyncs) and times the floor's writes.
