@@ -341,10 +341,6 @@ func undoCommand(preRestore, namespace string, paths []string) string {
 	return undo
 }
 
-func getCheckpoint(ctx context.Context, b *Backend, name string) (*v1.Checkpoint, error) {
-	return checkpoint.Get(ctx, b.Client, client.ObjectKey{Namespace: b.Namespace, Name: name})
-}
-
 // quoteIfNeeded quotes a path holding a control character (a newline in a
 // file name), so that each file stays on one line.
 func quoteIfNeeded(p string) string {
