@@ -34,7 +34,6 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/agentsession"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
-	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
@@ -225,48 +224,30 @@ printed when nothing changed.`,
 			return err
 		}
 		defer func() { _ = b.Close() }()
-		ctx := cmd.Context()
-		hook := &v1.Hook{}
-		if err := b.Client.Get(ctx, client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, hook); err != nil {
-			return explainHookErr(args[0], err)
-		}
-		var cpName string
+		req := checkpoint.DiffRequest{Patch: patch}
 		if len(args) == 2 {
-			cpName = args[1]
-		} else if last := hook.Status.LastCheckpoint; last != nil {
-			cpName = last.Name
-		} else {
-			return fmt.Errorf("hook %q has no checkpoint yet; take one with tether checkpoint %s", hook.Name, hook.Name)
+			req.Checkpoint = args[1]
 		}
-		cp, err := getCheckpoint(ctx, b, cpName)
+		plan, err := checkpoint.PlanDiff(cmd.Context(), b.Client, client.ObjectKey{Namespace: b.Namespace, Name: args[0]}, req)
 		if err != nil {
 			return err
 		}
-		if cp.Spec.HookName != hook.Name {
-			return fmt.Errorf("checkpoint %q belongs to hook %q, not %q", cp.Name, cp.Spec.HookName, hook.Name)
-		}
-		ws, err := checkpointWorkspace(hook)
-		if err != nil {
-			return err
-		}
-		if len(args) == 1 {
-			noteLostWork(ctx, cmd.ErrOrStderr(), b.Client, hook, cp.Name)
-		}
-		return snapshot.Diff(ctx, ws, cp.Spec.Git.SnapshotCommit, cmd.OutOrStdout(), snapshot.DiffOptions{Patch: patch})
+		printLostNote(cmd.ErrOrStderr(), args[0], plan)
+		return plan.Write(cmd.Context(), cmd.OutOrStdout())
 	}
 	return cmd
 }
 
-// noteLostWork tells on w when the default checkpoint, latest, was taken
-// after work was lost and an older checkpoint still holds it, so that the
-// diff against the default is not read as "nothing was lost".
-func noteLostWork(ctx context.Context, w io.Writer, c client.Reader, hook *v1.Hook, latest string) {
-	lost := recoveryfile.LostSince(ctx, c, hook, latest)
+// printLostNote tells on w when the default checkpoint was taken after
+// work was lost and an older checkpoint still holds it, so that the diff
+// against the default is not read as "nothing was lost".
+func printLostNote(w io.Writer, hook string, plan *checkpoint.DiffPlan) {
+	lost := plan.Lost
 	if lost == nil {
 		return
 	}
 	_, _ = fmt.Fprintf(w, "note: checkpoint %s was taken after %d file(s) were lost; %s still holds them: tether checkpoint diff %s %s; tether checkpoint restore %s -- %s\n",
-		latest, len(lost.Paths), lost.Checkpoint, hook.Name, lost.Checkpoint, lost.Checkpoint, strings.Join(lost.Paths, " "))
+		plan.Checkpoint, len(lost.Paths), lost.Checkpoint, hook, lost.Checkpoint, lost.Checkpoint, strings.Join(lost.Paths, " "))
 }
 
 func newCheckpointRestoreCommand(g *GlobalOptions) *cobra.Command {
@@ -358,19 +339,6 @@ func undoCommand(preRestore, namespace string, paths []string) string {
 		undo += " -- " + strings.Join(quoteAll(paths), " ")
 	}
 	return undo
-}
-
-func getCheckpoint(ctx context.Context, b *Backend, name string) (*v1.Checkpoint, error) {
-	return checkpoint.Get(ctx, b.Client, client.ObjectKey{Namespace: b.Namespace, Name: name})
-}
-
-// checkpointWorkspace is the Hook's spec.workspace, or the working
-// directory when it has none, as for validations.
-func checkpointWorkspace(hook *v1.Hook) (string, error) {
-	if hook.Spec.Workspace != "" {
-		return hook.Spec.Workspace, nil
-	}
-	return os.Getwd()
 }
 
 // quoteIfNeeded quotes a path holding a control character (a newline in a

@@ -18,6 +18,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -99,16 +100,31 @@ func Restore(ctx context.Context, c client.Client, key client.ObjectKey, req Res
 	return out, err
 }
 
-// hookWorkspace is the Hook's spec.workspace, or the working directory
-// when it has none, as for validations.
+// hookWorkspace is the workspace of the Hook key (workspaceOf).
 func hookWorkspace(ctx context.Context, c client.Reader, key client.ObjectKey) (string, error) {
+	hook, err := readHook(ctx, c, key)
+	if err != nil {
+		return "", err
+	}
+	return workspaceOf(hook)
+}
+
+// readHook reads the Hook key; an error that is not the API's names it.
+func readHook(ctx context.Context, c client.Reader, key client.ObjectKey) (*v1.Hook, error) {
 	hook := &v1.Hook{}
 	if err := c.Get(ctx, key, hook); err != nil {
-		if _, ok := err.(apierrors.APIStatus); ok {
-			return "", err
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			return nil, err
 		}
-		return "", fmt.Errorf("hook %q: %w", key.Name, err)
+		return nil, fmt.Errorf("hook %q: %w", key.Name, err)
 	}
+	return hook, nil
+}
+
+// workspaceOf is the Hook's spec.workspace, or the working directory when
+// it has none, as for validations.
+func workspaceOf(hook *v1.Hook) (string, error) {
 	if hook.Spec.Workspace != "" {
 		return hook.Spec.Workspace, nil
 	}

@@ -596,6 +596,123 @@ func (r *journalReader) nextAfter(after uint64, keepOld bool) ([]entry, error) {
 	return out, nil
 }
 
+// seekAfter moves a reader that has read nothing yet to the last readable
+// entry whose resourceVersion is at most after, found by bisecting the
+// file's bytes, so that a watch resuming from a resourceVersion neither
+// reads nor decodes the entries before it: O(log n) lines, not the whole
+// journal. The entry it lands on is read again: the watch passes over it,
+// and learns from it the resourceVersion before a corrupt line that may
+// follow. The reader stays at the start when the compaction header drops
+// a resourceVersion after `after` (the read reports it), or when no
+// readable entry is that old.
+func (r *journalReader) seekAfter(after uint64) error {
+	if r.offset != 0 || after == 0 {
+		return nil
+	}
+	fi, err := r.f.Stat()
+	if err != nil {
+		return err
+	}
+	size := r.end(fi.Size())
+	var scratch []byte
+	line, _, err := r.lineAt(0, size, &scratch)
+	if err != nil || line == nil {
+		return err
+	}
+	if head, err := entryHead(line); err == nil && head.Compacted > after {
+		return nil
+	}
+	// The first readable entry at or after an offset is no newer than
+	// after up to some offset, and newer beyond it: bisect for the last
+	// offset where it is not, whose entry is the last one not newer.
+	best := int64(-1)
+	lo, hi := int64(0), size
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		start, rv, ok, err := r.readableFrom(mid, size, &scratch)
+		if err != nil {
+			return err
+		}
+		if ok && rv <= after {
+			best, lo = start, start+1
+		} else {
+			hi = mid
+		}
+	}
+	if best > 0 {
+		r.offset = best
+	}
+	return nil
+}
+
+// readableFrom finds the first complete line starting at or after offset
+// that holds a readable entry (one with a resourceVersion), and returns
+// its start and resourceVersion; ok is false when there is none before
+// size.
+func (r *journalReader) readableFrom(offset, size int64, scratch *[]byte) (start int64, rv uint64, ok bool, err error) {
+	start = offset
+	if offset > 0 {
+		// A line starts after the newline before it.
+		nl, found, err := r.newlineFrom(offset-1, size, scratch)
+		if err != nil || !found {
+			return 0, 0, false, err
+		}
+		start = nl + 1
+	}
+	for start < size {
+		line, end, err := r.lineAt(start, size, scratch)
+		if err != nil || line == nil {
+			return 0, 0, false, err
+		}
+		if head, err := entryHead(line); err == nil && head.RV > 0 {
+			return start, head.RV, true, nil
+		}
+		start = end + 1
+	}
+	return 0, 0, false, nil
+}
+
+// lineAt reads the complete line starting at start, without its newline,
+// into scratch, and returns it with the newline's offset; the line is nil
+// when no newline ends it before size (a torn tail).
+func (r *journalReader) lineAt(start, size int64, scratch *[]byte) ([]byte, int64, error) {
+	nl, found, err := r.newlineFrom(start, size, scratch)
+	if err != nil || !found {
+		return nil, 0, err
+	}
+	buf := slices.Grow((*scratch)[:0], int(nl-start))[:nl-start]
+	if _, err := r.f.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	*scratch = buf
+	return buf, nl, nil
+}
+
+// seekReadChunk is what seekAfter reads at a time looking for a newline.
+const seekReadChunk = 16 << 10
+
+// newlineFrom returns the offset of the first newline at or after offset
+// and before size.
+func (r *journalReader) newlineFrom(offset, size int64, scratch *[]byte) (int64, bool, error) {
+	buf := slices.Grow((*scratch)[:0], seekReadChunk)[:seekReadChunk]
+	*scratch = buf
+	for offset < size {
+		n := int(min(size-offset, seekReadChunk))
+		got, err := r.f.ReadAt(buf[:n], offset)
+		if err != nil && !errors.Is(err, io.EOF) {
+			return 0, false, err
+		}
+		if i := bytes.IndexByte(buf[:got], '\n'); i >= 0 {
+			return offset + int64(i), true, nil
+		}
+		if got == 0 {
+			break
+		}
+		offset += int64(got)
+	}
+	return 0, false, nil
+}
+
 // lines appends to out the entries of the complete lines in r.buf and
 // leaves in it only the incomplete last line.
 func (r *journalReader) lines(out []entry, after uint64, keepOld bool) []entry {

@@ -175,6 +175,9 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) { //noli
 	journalPath := filepath.Join(w.c.s.dir, journalName)
 	var reader *journalReader
 	var inode uint64
+	// fresh is set while the reader has read nothing: a watch that needs
+	// no entry up to its resourceVersion seeks past them (seekAfter).
+	var fresh bool
 	open := func() bool {
 		if reader != nil {
 			_ = reader.close()
@@ -187,6 +190,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) { //noli
 		}
 		reader = next
 		inode = fileInode(reader.f)
+		fresh = true
 		return true
 	}
 	if !open() {
@@ -220,6 +224,12 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) { //noli
 		// back (a failed write) is never read.
 		var entries []entry
 		err := w.c.s.withReadLock(func() error {
+			if fresh && !seeding {
+				if err := reader.seekAfter(last); err != nil {
+					return err
+				}
+			}
+			fresh = false
 			var err error
 			entries, err = reader.nextAfter(last, seeding)
 			return err
