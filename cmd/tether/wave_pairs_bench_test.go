@@ -18,11 +18,13 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -84,11 +86,14 @@ func BenchmarkStartWavePairs(b *testing.B) {
 			if bin == baseline {
 				name = "baseline"
 			}
-			b.Logf("pair %d, %s: last first reconcile %v, CPU %v", i+1, name, wave.Round(time.Millisecond), cpu.Round(10*time.Millisecond))
+			// Written at once, not with b.Logf, which prints when the
+			// benchmark ends: a run cut short still shows its pairs.
+			fmt.Fprintf(os.Stderr, "pair %d, %s: last first reconcile %v, CPU %v (%s)\n", i+1, name, wave.Round(time.Millisecond), cpu.Round(10*time.Millisecond), loadavg())
 		}
 	}
 	b.StopTimer()
 	floor := measureWriteFloor(b, scaleProto(b))
+	fmt.Fprintf(os.Stderr, "floor-store %v, floor-fsync %v (%s)\n", floor.store.Round(time.Millisecond), floor.fsync.Round(time.Millisecond), loadavg())
 	median := func(ds []time.Duration) time.Duration {
 		s := slices.Clone(ds)
 		slices.Sort(s)
@@ -149,4 +154,14 @@ func runWave(b *testing.B, bin, dir, home string) (wave, cpu time.Duration) {
 		b.Fatalf("%s run: only %d of %d Hooks reconciled:\n%s", bin, seen.firstCount(), operatorScaleHooks, log.String())
 	}
 	return at.Sub(start), procCPU(b, cmd.Process.Pid)
+}
+
+// loadavg is the first three fields of /proc/loadavg.
+func loadavg() string {
+	data, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(data))
+	if len(f) < 3 {
+		return "load unknown"
+	}
+	return "load " + strings.Join(f[:3], " ")
 }
