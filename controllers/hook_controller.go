@@ -37,6 +37,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
+	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 	"github.com/tether-dev/tether/internal/metrics"
 )
@@ -134,7 +135,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	// file is written first, sparing the agent the status write's latency;
 	// a transition is written to the file only once it is stored.
 	if !s.transitioned {
-		if err := r.writeRecoveryFile(ctx, hook); err != nil {
+		if err := r.writeRecoveryFile(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -162,7 +163,7 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 		}
 	}
 	if s.transitioned {
-		if err := r.writeRecoveryFile(ctx, hook); err != nil {
+		if err := r.writeRecoveryFile(ctx, s); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -173,17 +174,35 @@ func (r *HookReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	return ctrl.Result{RequeueAfter: s.requeueAt.Sub(r.now())}, nil
 }
 
-func (r *HookReconciler) writeRecoveryFile(ctx context.Context, hook *v1.Hook) error {
+// writeRecoveryFile writes the recovery file of the scope's Hook.
+func (r *HookReconciler) writeRecoveryFile(ctx context.Context, s *hookScope) error {
 	if r.RecoveryDir == "" {
 		return nil
 	}
+	hook := s.hook
 	// The last checkpoint and the timeline come from the Hook's Checkpoints.
 	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook)
 	if err != nil {
 		return fmt.Errorf("listing the checkpoints of hook %s/%s: %w", hook.Namespace, hook.Name, err)
 	}
-	_, err = recoveryfile.Write(r.RecoveryDir, hook, recoveryfile.Options{Evidence: r.Evidence, Checkpoints: cps})
+	_, err = recoveryfile.Write(r.RecoveryDir, hook, recoveryfile.Options{Evidence: r.evidence(s), Checkpoints: cps})
 	return err
+}
+
+// evidence is r.Evidence, answered from the scope's report when the Hook
+// it is asked about still holds the evidence that report verified: the
+// condition and the recovery file of one reconcile then share one
+// verification (a key read, a key derivation and every signature check).
+func (r *HookReconciler) evidence(s *hookScope) recoveryfile.Evidence {
+	if r.Evidence == nil || s.report == nil {
+		return r.Evidence
+	}
+	return func(h *v1.Hook) *receipts.Report {
+		if h == s.hook && evidenceDigest(h) == s.reportDigest {
+			return s.report
+		}
+		return r.Evidence(h)
+	}
 }
 
 func (r *HookReconciler) now() time.Time {

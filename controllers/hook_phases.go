@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -31,6 +32,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/hook/hookwrite"
+	"github.com/tether-dev/tether/internal/hook/receipts"
 )
 
 // hookScope carries one reconcile of one Hook through its phases.
@@ -56,6 +58,12 @@ type hookScope struct {
 	// look is the interval reconciler's look this reconcile stores; nil
 	// for none.
 	look *intervalLook
+	// report is the receipt verification this reconcile made, of the
+	// evidence whose evidenceDigest is reportDigest; nil when it made none.
+	// The recovery file renders it instead of verifying the same receipts
+	// again.
+	report       *receipts.Report
+	reportDigest [sha256.Size]byte
 }
 
 type pendingEvent = hookwrite.Event

@@ -137,7 +137,8 @@ func (r *HookReconciler) reconcileReceipts(_ context.Context, s *hookScope) erro
 	digest := evidenceDigest(hook)
 	cond, ok := r.receipts.get(key, digest)
 	if !ok {
-		cond = receiptCondition(r.Evidence(hook))
+		s.report, s.reportDigest = r.Evidence(hook), digest
+		cond = receiptCondition(s.report)
 		if cond.Reason == ReasonReceiptKeyUnavailable {
 			s.requeue(s.now.Add(receiptKeyRetry))
 		} else {

@@ -111,3 +111,70 @@ func TestReconcileReceipts(t *testing.T) {
 		}
 	}
 }
+
+// TestRecoveryFileSharesTheReconcilesVerification checks that the
+// recovery file of a reconcile renders the verification its
+// ReceiptsVerified phase made, instead of verifying the same receipts
+// again, and verifies whenever that would not be the same evidence: no
+// verification this reconcile (the verdict was memoized), evidence changed
+// since, or another Hook.
+func TestRecoveryFileSharesTheReconcilesVerification(t *testing.T) {
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	passed := func(receipts int) *v1.Hook {
+		return &v1.Hook{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "task", UID: "u1"},
+			Status:     v1.HookStatus{Steps: []v1.StepResult{{Name: "one", Phase: v1.StepPassed, Receipts: make([]v1.Receipt, receipts)}}},
+		}
+	}
+	for _, tc := range []struct {
+		name string
+		// memoized runs a reconcile of the same evidence first, so that
+		// this one finds the verdict memoized and verifies nothing.
+		memoized bool
+		// change alters the Hook after the phase and before the file.
+		change func(h *v1.Hook) *v1.Hook
+		// wantChecks is how many verifications the phase and the file
+		// make together.
+		wantChecks int
+	}{
+		{name: "first reconcile: one verification for both", wantChecks: 1},
+		{name: "memoized verdict: the file verifies", memoized: true, wantChecks: 1},
+		{name: "status written after the phase, evidence unchanged", change: func(h *v1.Hook) *v1.Hook {
+			h.Status.ObservedGeneration = 7
+			return h
+		}, wantChecks: 1},
+		{name: "evidence changed after the phase", change: func(h *v1.Hook) *v1.Hook {
+			h.Status.Steps[0].Receipts = append(h.Status.Steps[0].Receipts, v1.Receipt{})
+			return h
+		}, wantChecks: 2},
+		{name: "another Hook", change: func(h *v1.Hook) *v1.Hook { return h.DeepCopy() }, wantChecks: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			checks := 0
+			report := &receipts.Report{Steps: []receipts.StepReport{{Name: "one", Phase: v1.StepPassed, Verdict: receipts.VerdictVerified}}}
+			r := &HookReconciler{Evidence: func(*v1.Hook) *receipts.Report { checks++; return report }}
+			if tc.memoized {
+				h := passed(2)
+				if err := r.reconcileReceipts(context.Background(), &hookScope{hook: h, orig: h.Status.DeepCopy(), now: now}); err != nil {
+					t.Fatal(err)
+				}
+				checks = 0
+			}
+			h := passed(2)
+			s := &hookScope{hook: h, orig: h.Status.DeepCopy(), now: now}
+			if err := r.reconcileReceipts(context.Background(), s); err != nil {
+				t.Fatal(err)
+			}
+			rendered := h
+			if tc.change != nil {
+				rendered = tc.change(h)
+			}
+			if got := r.evidence(s)(rendered); got != report {
+				t.Errorf("the file's evidence is %v, want the verification's report", got)
+			}
+			if checks != tc.wantChecks {
+				t.Errorf("%d verifications, want %d", checks, tc.wantChecks)
+			}
+		})
+	}
+}
