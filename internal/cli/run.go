@@ -468,7 +468,7 @@ func (eventsShutdown) NeedLeaderElection() bool { return false }
 // store's watch.
 func localConsole(mgr *storemanager.Manager, cfg *config.Config, allowRemote bool, log logr.Logger) console.Options {
 	return console.Options{
-		Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Watcher: mgr.Store().Client(), Config: cfg,
+		Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Watcher: mgr.Store().Client(), WatchStart: consoleWatchStart, Config: cfg,
 		Keys: &receipts.FileKeyManager{Dir: cfg.KeyDir}, Logs: logTail(nil), LoopbackOnly: !allowRemote, Log: log.WithName("console"),
 	}
 }
