@@ -71,3 +71,40 @@ func TestConsoleWatchStartReadsNoField(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkConsoleWatchStart is what one watch's start costs the console
+// on a local store of 10,000 Checkpoints like the fleet's: the list it
+// made before (typed, every object read whole) and the one it makes now
+// (unstructured, filestore.Fields{}). See -benchmem's B/op.
+func BenchmarkConsoleWatchStart(b *testing.B) {
+	ctx := context.Background()
+	c := testsupport.Store(b, filepath.Join(b.TempDir(), "store"), testsupport.WithoutFsync).Client()
+	for i := range 10000 {
+		cp := &agentsv1alpha1.Checkpoint{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: fmt.Sprintf("cp-%05d", i), Labels: map[string]string{"tether.dev/hook": "hook"}},
+			Spec: agentsv1alpha1.CheckpointSpec{HookName: fmt.Sprintf("hook-%05d", i/5), Trigger: agentsv1alpha1.TriggerStepComplete, Seq: int64(i % 5),
+				Step: "build", Description: "step build passed", Workspace: "/home/dev/project"},
+		}
+		if err := c.Create(ctx, cp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("typed", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := c.List(ctx, &agentsv1alpha1.CheckpointList{}, client.Limit(1)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("fields", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			start := &unstructured.UnstructuredList{}
+			start.SetGroupVersionKind(agentsv1alpha1.GroupVersion.WithKind("CheckpointList"))
+			if err := c.List(ctx, start, append([]client.ListOption{client.Limit(1)}, consoleWatchStart...)...); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

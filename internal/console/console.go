@@ -108,6 +108,11 @@ type Handler struct {
 	o     Options
 	mux   *http.ServeMux
 	pages map[string]*template.Template
+	// starting lets one watch's start list run at a time: on the local
+	// store each reads every object of its kind, and the event stream
+	// starts four (and each open page one stream), whose garbage at once
+	// would raise the process's heap goal by their sum.
+	starting sync.Mutex
 }
 
 // New returns the console over o.Reader.
@@ -299,7 +304,10 @@ func (h *Handler) watchOnce(ctx context.Context, list client.ObjectList, kind st
 	// object asked for, as little decoded as the Watcher allows.
 	start := &unstructured.UnstructuredList{}
 	start.SetGroupVersionKind(watchedKinds[kind])
-	if err := h.o.Watcher.List(ctx, start, append([]client.ListOption{client.Limit(1)}, h.o.WatchStart...)...); err != nil {
+	h.starting.Lock()
+	err := h.o.Watcher.List(ctx, start, append([]client.ListOption{client.Limit(1)}, h.o.WatchStart...)...)
+	h.starting.Unlock()
+	if err != nil {
 		return err
 	}
 	rv := start.GetResourceVersion()

@@ -25,6 +25,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -360,9 +361,10 @@ func (startOption) ApplyToList(*client.ListOptions) {}
 
 // TestEventStreamStartsFromAMetadataList checks that each watch of the
 // event stream takes its resourceVersion from an unstructured list of its
-// kind that asks for one object, with Options.WatchStart: on the local
-// store a typed list read every object whole (50,000 Checkpoints and
-// 20,000 Events at the fleet's size) for its resourceVersion alone.
+// kind that asks for one object, with Options.WatchStart, one list at a
+// time: on the local store a typed list read every object whole (50,000
+// Checkpoints and 20,000 Events at the fleet's size) for its
+// resourceVersion alone, and the four at once.
 func TestEventStreamStartsFromAMetadataList(t *testing.T) {
 	s, err := scheme.New()
 	if err != nil {
@@ -375,6 +377,7 @@ func TestEventStreamStartsFromAMetadataList(t *testing.T) {
 	}
 	var mu sync.Mutex
 	var lists []listed
+	var inFlight, maxInFlight atomic.Int32
 	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(s).WithObjects(hookIn("a", v1.HookStepRunning)).Build(), interceptor.Funcs{
 		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
 			l := listed{gvk: fmt.Sprintf("%T", list), limit: (&client.ListOptions{}).ApplyOptions(opts).Limit}
@@ -389,6 +392,14 @@ func TestEventStreamStartsFromAMetadataList(t *testing.T) {
 			mu.Lock()
 			lists = append(lists, l)
 			mu.Unlock()
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			if n > maxInFlight.Load() {
+				maxInFlight.Store(n)
+			}
+			// Long enough for the four watches' lists to overlap, were they not
+			// one at a time.
+			time.Sleep(50 * time.Millisecond)
 			return c.List(ctx, list, opts...)
 		},
 	})
@@ -429,5 +440,8 @@ func TestEventStreamStartsFromAMetadataList(t *testing.T) {
 	}
 	for gvk := range want {
 		t.Errorf("the event stream never listed %s", gvk)
+	}
+	if n := maxInFlight.Load(); n != 1 {
+		t.Errorf("%d start lists ran at once; want one at a time", n)
 	}
 }
