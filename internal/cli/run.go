@@ -53,6 +53,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/console"
 	"github.com/tether-dev/tether/internal/hook/receipts"
+	"github.com/tether-dev/tether/internal/lazylog"
 	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/scheme"
 	"github.com/tether-dev/tether/internal/store/eventsink"
@@ -138,7 +139,9 @@ otherwise; --zap-encoder=console or --zap-encoder=json chooses.`,
 				return err
 			}
 			chooseLogEncoder(&o.zap, cmd.Flags(), stderrIsTerminal())
-			log := zap.New(zap.UseFlagOptions(&o.zap))
+			// Every reconcile derives a logger with values and most log
+			// nothing: lazylog encodes the values only for what is logged.
+			log := lazylog.Wrap(zap.New(zap.UseFlagOptions(&o.zap)))
 			ctrl.SetLogger(log)
 			return o.run(ctrl.SetupSignalHandler(), g, log)
 		},
