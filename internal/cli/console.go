@@ -36,7 +36,6 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/console"
 	"github.com/tether-dev/tether/internal/hook/receipts"
-	"github.com/tether-dev/tether/internal/store/filestore"
 )
 
 // DefaultConsoleAddress is where `tether console` listens unless told
@@ -46,12 +45,6 @@ const DefaultConsoleAddress = "127.0.0.1:8384"
 // tetherEvents selects the Events about tether's objects, as the
 // operator's cache holds them.
 var tetherEvents = fields.OneTermEqualSelector("involvedObject.apiVersion", v1.GroupVersion.String())
-
-// consoleWatchStart is the console's WatchStart on both backends: the
-// store decodes no field of the objects of a list given filestore.Fields{}
-// (each watch's start needs the list's resourceVersion alone), and a
-// cluster's client ignores it.
-var consoleWatchStart = []client.ListOption{filestore.Fields{}}
 
 // consoleFlags are tether run's console flags.
 type consoleFlags struct {
