@@ -189,7 +189,7 @@ interface it refuses to start without --allow-remote: it has no login.`,
 			if err != nil {
 				return err
 			}
-			o := console.Options{Reader: b.Client, Watcher: b.Client, Config: cfg, Logs: logTail(b), LoopbackOnly: !allowRemote}
+			o := console.Options{Reader: b.Client, Watcher: b.Client, WatchStart: consoleWatchStart, Config: cfg, Logs: logTail(b), LoopbackOnly: !allowRemote}
 			if b.RESTConfig != nil {
 				o.EventFields = tetherEvents
 			}

@@ -466,12 +466,18 @@ func (e eventsShutdown) Start(ctx context.Context) error {
 // recorders too.
 func (eventsShutdown) NeedLeaderElection() bool { return false }
 
+// consoleWatchStart is the console's WatchStart on both backends: the
+// store decodes no field of the objects of a list given filestore.Fields{}
+// (each watch's start needs the list's resourceVersion alone), and a
+// cluster's client ignores it.
+var consoleWatchStart = []client.ListOption{filestore.Fields{}}
+
 // localConsole is the console of tether run on the local store: it reads
 // the Manager's cache, single objects from the store, and follows the
 // store's watch.
 func localConsole(mgr *storemanager.Manager, cfg *config.Config, allowRemote bool, log logr.Logger) console.Options {
 	return console.Options{
-		Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Watcher: mgr.Store().Client(), Config: cfg,
+		Reader: mgr.GetCache(), APIReader: mgr.GetAPIReader(), Watcher: mgr.Store().Client(), WatchStart: consoleWatchStart, Config: cfg,
 		Keys: &receipts.FileKeyManager{Dir: cfg.KeyDir}, Logs: logTail(nil), LoopbackOnly: !allowRemote, Log: log.WithName("console"),
 	}
 }

@@ -39,7 +39,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -75,6 +77,12 @@ type Options struct {
 	// Watcher, when set, drives the live updates; without it pages do not
 	// follow changes.
 	Watcher Watcher
+	// WatchStart are further options of the list that gives each watch the
+	// resourceVersion it starts from. That list is unstructured and asks for
+	// one object; a store that reads every object of a list whole anyway
+	// (the local store: filestore.Fields{} decodes no field of them) is
+	// told here to read as little.
+	WatchStart []client.ListOption
 	// EventFields, when set, narrows the watch of Events, such as to
 	// tether's objects on a cluster, where every Event would otherwise
 	// refresh the open pages.
@@ -100,6 +108,11 @@ type Handler struct {
 	o     Options
 	mux   *http.ServeMux
 	pages map[string]*template.Template
+	// starting lets one watch's start list run at a time: on the local
+	// store each reads every object of its kind, and the event stream
+	// starts four (and each open page one stream), whose garbage at once
+	// would raise the process's heap goal by their sum.
+	starting sync.Mutex
 }
 
 // New returns the console over o.Reader.
@@ -205,6 +218,15 @@ func watched() []client.ObjectList {
 	return []client.ObjectList{&v1.HookList{}, &v1.WorkerList{}, &v1.CheckpointList{}, &corev1.EventList{}}
 }
 
+// watchedKinds are the list kinds of watched(), which watchOnce lists
+// unstructured for their resourceVersion.
+var watchedKinds = map[string]schema.GroupVersionKind{
+	"Hook":       v1.GroupVersion.WithKind("HookList"),
+	"Worker":     v1.GroupVersion.WithKind("WorkerList"),
+	"Checkpoint": v1.GroupVersion.WithKind("CheckpointList"),
+	"Event":      corev1.SchemeGroupVersion.WithKind("EventList"),
+}
+
 // events streams server-sent events: "ready" once the watches run, then
 // "changed" (with KIND NAMESPACE/NAME) for every change they see. A watch
 // that ends is started again, and followed by a "changed" in case it
@@ -278,8 +300,14 @@ func (h *Handler) follow(ctx context.Context, list client.ObjectList, changes ch
 }
 
 func (h *Handler) watchOnce(ctx context.Context, list client.ObjectList, kind string, changes chan<- string, restarted bool, running func()) error {
-	start := list.DeepCopyObject().(client.ObjectList)
-	if err := h.o.Watcher.List(ctx, start, client.Limit(1)); err != nil {
+	// Only the list's resourceVersion is read: listed unstructured, one
+	// object asked for, as little decoded as the Watcher allows.
+	start := &unstructured.UnstructuredList{}
+	start.SetGroupVersionKind(watchedKinds[kind])
+	h.starting.Lock()
+	err := h.o.Watcher.List(ctx, start, append([]client.ListOption{client.Limit(1)}, h.o.WatchStart...)...)
+	h.starting.Unlock()
+	if err != nil {
 		return err
 	}
 	rv := start.GetResourceVersion()

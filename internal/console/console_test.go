@@ -24,10 +24,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
@@ -348,5 +351,97 @@ func TestHookPageReadsTrimmedCheckpointsWhole(t *testing.T) {
 	}
 	if !strings.Contains(row, "<td>3</td>") || !strings.Contains(row, "before the refactor") {
 		t.Fatalf("checkpoint row %q; want its 3 files, as stored", row)
+	}
+}
+
+// startOption is a list option the tests pass as Options.WatchStart.
+type startOption struct{}
+
+func (startOption) ApplyToList(*client.ListOptions) {}
+
+// TestEventStreamStartsFromAMetadataList checks that each watch of the
+// event stream takes its resourceVersion from an unstructured list of its
+// kind that asks for one object, with Options.WatchStart, one list at a
+// time: on the local store a typed list read every object whole (50,000
+// Checkpoints and 20,000 Events at the fleet's size) for its
+// resourceVersion alone, and the four at once.
+func TestEventStreamStartsFromAMetadataList(t *testing.T) {
+	s, err := scheme.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	type listed struct {
+		gvk     string
+		limit   int64
+		started bool
+	}
+	var mu sync.Mutex
+	var lists []listed
+	var inFlight, maxInFlight atomic.Int32
+	c := interceptor.NewClient(fake.NewClientBuilder().WithScheme(s).WithObjects(hookIn("a", v1.HookStepRunning)).Build(), interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			l := listed{gvk: fmt.Sprintf("%T", list), limit: (&client.ListOptions{}).ApplyOptions(opts).Limit}
+			if u, ok := list.(*unstructured.UnstructuredList); ok {
+				l.gvk = u.GroupVersionKind().String()
+			}
+			for _, o := range opts {
+				if _, ok := o.(startOption); ok {
+					l.started = true
+				}
+			}
+			mu.Lock()
+			lists = append(lists, l)
+			mu.Unlock()
+			n := inFlight.Add(1)
+			defer inFlight.Add(-1)
+			if n > maxInFlight.Load() {
+				maxInFlight.Store(n)
+			}
+			// Long enough for the four watches' lists to overlap, were they not
+			// one at a time.
+			time.Sleep(50 * time.Millisecond)
+			return c.List(ctx, list, opts...)
+		},
+	})
+	h, err := New(Options{Reader: c, Watcher: c, WatchStart: []client.ListOption{startOption{}}, Now: func() time.Time { return now }, LoopbackOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		t.Fatalf("the event stream: %v %q", err, line)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := map[string]bool{}
+	for _, gvk := range []string{
+		v1.GroupVersion.WithKind("HookList").String(), v1.GroupVersion.WithKind("WorkerList").String(),
+		v1.GroupVersion.WithKind("CheckpointList").String(), "/v1, Kind=EventList",
+	} {
+		want[gvk] = true
+	}
+	for _, l := range lists {
+		if !want[l.gvk] || l.limit != 1 || !l.started {
+			t.Errorf("the event stream listed %s with limit %d (WatchStart passed: %t); want an unstructured list of a watched kind, limit 1, with WatchStart", l.gvk, l.limit, l.started)
+		}
+		delete(want, l.gvk)
+	}
+	for gvk := range want {
+		t.Errorf("the event stream never listed %s", gvk)
+	}
+	if n := maxInFlight.Load(); n != 1 {
+		t.Errorf("%d start lists ran at once; want one at a time", n)
 	}
 }
