@@ -213,18 +213,22 @@ type page struct {
 	Body any
 }
 
-// watched are the kinds whose changes refresh an open page.
-func watched() []client.ObjectList {
-	return []client.ObjectList{&v1.HookList{}, &v1.WorkerList{}, &v1.CheckpointList{}, &corev1.EventList{}}
+// watchedKind is a kind whose changes refresh an open page: its typed
+// list, which the watch decodes, and the list's kind, which the list that
+// starts the watch asks for unstructured.
+type watchedKind struct {
+	list client.ObjectList
+	gvk  schema.GroupVersionKind
 }
 
-// watchedKinds are the list kinds of watched(), which watchOnce lists
-// unstructured for their resourceVersion.
-var watchedKinds = map[string]schema.GroupVersionKind{
-	"Hook":       v1.GroupVersion.WithKind("HookList"),
-	"Worker":     v1.GroupVersion.WithKind("WorkerList"),
-	"Checkpoint": v1.GroupVersion.WithKind("CheckpointList"),
-	"Event":      corev1.SchemeGroupVersion.WithKind("EventList"),
+// watched are the kinds whose changes refresh an open page.
+func watched() []watchedKind {
+	return []watchedKind{
+		{&v1.HookList{}, v1.GroupVersion.WithKind("HookList")},
+		{&v1.WorkerList{}, v1.GroupVersion.WithKind("WorkerList")},
+		{&v1.CheckpointList{}, v1.GroupVersion.WithKind("CheckpointList")},
+		{&corev1.EventList{}, corev1.SchemeGroupVersion.WithKind("EventList")},
+	}
 }
 
 // events streams server-sent events: "ready" once the watches run, then
@@ -247,9 +251,9 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	// every watch runs (or its first attempt failed, when it is retried
 	// and followed by a "changed" of its kind).
 	var started sync.WaitGroup
-	for _, list := range watched() {
+	for _, k := range watched() {
 		started.Add(1)
-		go h.follow(ctx, list, changes, started.Done)
+		go h.follow(ctx, k, changes, started.Done)
 	}
 	started.Wait()
 	w.Header().Set("Content-Type", "text/event-stream")
@@ -272,17 +276,16 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// follow watches list's kind from now on and sends a line per change to
-// changes until ctx ends, starting the watch again when it ends. It calls
-// started once its first watch runs or its first attempt failed.
-func (h *Handler) follow(ctx context.Context, list client.ObjectList, changes chan<- string, started func()) {
-	kind := strings.TrimSuffix(fmt.Sprintf("%T", list), "List")
-	kind = kind[strings.LastIndex(kind, ".")+1:]
+// follow watches k from now on and sends a line per change to changes
+// until ctx ends, starting the watch again when it ends. It calls started
+// once its first watch runs or its first attempt failed.
+func (h *Handler) follow(ctx context.Context, k watchedKind, changes chan<- string, started func()) {
+	kind := strings.TrimSuffix(k.gvk.Kind, "List")
 	restarted := false
 	first := sync.OnceFunc(started)
 	defer first()
 	for ctx.Err() == nil {
-		err := h.watchOnce(ctx, list, kind, changes, restarted, first)
+		err := h.watchOnce(ctx, k, kind, changes, restarted, first)
 		first()
 		if ctx.Err() != nil {
 			return
@@ -299,11 +302,11 @@ func (h *Handler) follow(ctx context.Context, list client.ObjectList, changes ch
 	}
 }
 
-func (h *Handler) watchOnce(ctx context.Context, list client.ObjectList, kind string, changes chan<- string, restarted bool, running func()) error {
+func (h *Handler) watchOnce(ctx context.Context, k watchedKind, kind string, changes chan<- string, restarted bool, running func()) error {
 	// Only the list's resourceVersion is read: listed unstructured, one
 	// object asked for, as little decoded as the Watcher allows.
 	start := &unstructured.UnstructuredList{}
-	start.SetGroupVersionKind(watchedKinds[kind])
+	start.SetGroupVersionKind(k.gvk)
 	h.starting.Lock()
 	err := h.o.Watcher.List(ctx, start, append([]client.ListOption{client.Limit(1)}, h.o.WatchStart...)...)
 	h.starting.Unlock()
@@ -312,10 +315,10 @@ func (h *Handler) watchOnce(ctx context.Context, list client.ObjectList, kind st
 	}
 	rv := start.GetResourceVersion()
 	opts := &client.ListOptions{Raw: rawFrom(rv)}
-	if _, events := list.(*corev1.EventList); events && h.o.EventFields != nil {
+	if _, events := k.list.(*corev1.EventList); events && h.o.EventFields != nil {
 		opts.FieldSelector = h.o.EventFields
 	}
-	wi, err := h.o.Watcher.Watch(ctx, list.DeepCopyObject().(client.ObjectList), opts)
+	wi, err := h.o.Watcher.Watch(ctx, k.list.DeepCopyObject().(client.ObjectList), opts)
 	if err != nil {
 		return err
 	}
