@@ -43,6 +43,7 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
 	"github.com/tether-dev/tether/internal/testing/testenv"
+	"github.com/tether-dev/tether/internal/testing/testsupport"
 )
 
 // agentEnv is one test's store, tether home and git workspace.
@@ -52,12 +53,16 @@ type agentEnv struct {
 	home      string
 	workspace string
 	client    client.Client
+	// procTag marks every process the test starts, so that its end waits
+	// for the ones that go on in the background.
+	procTag string
 }
 
 func newAgentEnv(t *testing.T) *agentEnv {
 	t.Helper()
 	root := t.TempDir()
-	e := &agentEnv{t: t, store: filepath.Join(root, "store"), home: filepath.Join(root, "home"), workspace: filepath.Join(root, "ws")}
+	e := &agentEnv{t: t, store: filepath.Join(root, "store"), home: filepath.Join(root, "home"), workspace: filepath.Join(root, "ws"),
+		procTag: testsupport.TagProcesses(t, time.Minute)}
 	e.client = openStore(t, e.store).Client()
 	if err := os.MkdirAll(e.workspace, 0o755); err != nil {
 		t.Fatal(err)
@@ -72,7 +77,7 @@ func newAgentEnv(t *testing.T) *agentEnv {
 func (e *agentEnv) git(args ...string) {
 	e.t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.invalid"}, args...)...)
-	cmd.Dir = e.workspace
+	cmd.Dir, cmd.Env = e.workspace, append(os.Environ(), e.procTag)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		e.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
@@ -92,7 +97,7 @@ func (e *agentEnv) write(name, content string) {
 func (e *agentEnv) command(args ...string) *exec.Cmd {
 	cmd := exec.Command(tetherBin, args...)
 	cmd.Dir = e.workspace
-	cmd.Env = append(os.Environ(), "TETHER_STORE="+e.store, "TETHER_HOME="+e.home, "TETHER_ACTOR=agent-1")
+	cmd.Env = append(os.Environ(), "TETHER_STORE="+e.store, "TETHER_HOME="+e.home, "TETHER_ACTOR=agent-1", e.procTag)
 	return cmd
 }
 

@@ -41,7 +41,7 @@ func (e *agentEnv) gitEnv() []string {
 		}
 	}
 	root := filepath.Dir(e.workspace)
-	return append(env, "TETHER_HOME="+e.home, "HOME="+root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(root, "gitconfig"),
+	return append(env, e.procTag, "TETHER_HOME="+e.home, "HOME="+root, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+filepath.Join(root, "gitconfig"),
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
 }
 
