@@ -561,6 +561,26 @@ func encodeAhead(obj *unstructured.Unstructured) *encodedObject {
 	return &encodedObject{json: js, yaml: body}
 }
 
+// encodeAheadFrom is encodeAhead given js, obj.MarshalJSON's bytes: the
+// JSON is js with its resourceVersion replaced, when that field's text
+// occurs in js exactly once, and is encoded again otherwise.
+func encodeAheadFrom(obj *unstructured.Unstructured, js []byte) *encodedObject {
+	field := func(v string) []byte { return []byte(`"resourceVersion":` + strconv.Quote(v)) }
+	rvField := field(obj.GetResourceVersion())
+	if obj.GetResourceVersion() == "" || bytes.Count(js, rvField) != 1 || bytes.Contains(js, rvPlaceholder) {
+		return encodeAhead(obj)
+	}
+	rv := obj.GetResourceVersion()
+	obj.SetResourceVersion(string(rvPlaceholder))
+	defer obj.SetResourceVersion(rv)
+	open := bytes.Replace(js, rvField, field(string(rvPlaceholder)), 1)
+	body, err := objectYAML(obj.Object, open)
+	if err != nil || bytes.Count(body, rvPlaceholder) != 1 {
+		return nil
+	}
+	return &encodedObject{json: open, yaml: body}
+}
+
 // with returns the JSON and YAML of the object at resourceVersion rv: the
 // bytes obj.MarshalJSON and objectYAML give for it.
 func (e *encodedObject) with(rv uint64) (js, body []byte) {
@@ -582,6 +602,11 @@ func contentWithout(obj *unstructured.Unstructured, drop ...string) []byte {
 
 func sameContent(a, b *unstructured.Unstructured) bool {
 	return bytes.Equal(contentWithout(a), contentWithout(b))
+}
+
+// sameContentAs is sameContent(a, b) given js, b.MarshalJSON's bytes.
+func sameContentAs(a *unstructured.Unstructured, js []byte) bool {
+	return bytes.Equal(append(contentWithout(a), '\n'), js)
 }
 
 func finalizerErrors(old, next *unstructured.Unstructured) field.ErrorList {

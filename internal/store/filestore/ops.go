@@ -71,13 +71,33 @@ func (s *Store) admit(r *resource, obj *unstructured.Unstructured, opts writeOpt
 	return v.Default(r.gvk, obj.Object)
 }
 
+// admitMerged is admit for the object an update merged. When the update
+// is a status update whose status checkStatus gave, that status is left
+// out of the pass: checkStatus pruned and defaulted it with the same
+// schema, so a second pass would change nothing.
+func (s *Store) admitMerged(r *resource, next *unstructured.Unstructured, checkedStatus interface{}, opts writeOptions) error {
+	if checkedStatus == nil {
+		return s.admit(r, next, opts)
+	}
+	delete(next.Object, "status")
+	err := s.admit(r, next, opts)
+	next.Object["status"] = checkedStatus
+	return err
+}
+
 func checkSize(r *resource, obj *unstructured.Unstructured) error {
 	js, err := obj.MarshalJSON()
 	if err != nil {
 		return err
 	}
-	if len(js) > maxObjectBytes {
-		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("%s %q is %d bytes; the limit is %d", r.plural, obj.GetName(), len(js), maxObjectBytes))
+	return sizeError(r, obj.GetName(), len(js))
+}
+
+// sizeError refuses an object whose JSON is size bytes long when that is
+// over the limit.
+func sizeError(r *resource, name string, size int) error {
+	if size > maxObjectBytes {
+		return apierrors.NewRequestEntityTooLargeError(fmt.Sprintf("%s %q is %d bytes; the limit is %d", r.plural, name, size, maxObjectBytes))
 	}
 	return nil
 }
@@ -257,7 +277,7 @@ func (s *Store) prepareUpdate(ctx context.Context, r *resource, in, old *unstruc
 		return fail(apierrors.NewConflict(r.groupResource(), in.GetName(), errors.New(optimisticLockMessage)))
 	}
 	next := s.merge(r, old, in, subresource, checkedStatus)
-	if err := s.admit(r, next, writeOptions{strict: opts.strict && !subresource}); err != nil {
+	if err := s.admitMerged(r, next, checkedStatus, writeOptions{strict: opts.strict && !subresource}); err != nil {
 		return fail(err)
 	}
 	if errs := finalizerErrors(old, next); len(errs) > 0 {
@@ -290,12 +310,18 @@ func (s *Store) prepareUpdate(ctx context.Context, r *resource, in, old *unstruc
 	if specChanged {
 		next.SetGeneration(old.GetGeneration() + 1)
 	}
-	if err := checkSize(r, next); err != nil {
+	// One encoding of next serves the size check, the comparison with old
+	// and the encoding ahead of the lock.
+	js, err := next.MarshalJSON()
+	if err != nil {
 		return fail(err)
 	}
-	p := &preparedUpdate{next: next, same: !specChanged && sameContent(old, next)}
+	if err := sizeError(r, next.GetName(), len(js)); err != nil {
+		return fail(err)
+	}
+	p := &preparedUpdate{next: next, same: !specChanged && sameContentAs(old, js)}
 	if ahead && !p.same && !opts.dryRun && (next.GetDeletionTimestamp() == nil || len(next.GetFinalizers()) > 0) {
-		p.encoded = encodeAhead(next)
+		p.encoded = encodeAheadFrom(next, js)
 	}
 	return p
 }

@@ -135,52 +135,110 @@ func BenchmarkObjectYAML(b *testing.B) {
 // objectYAML takes, and that an object already holding the placeholder is
 // not encoded ahead.
 func TestEncodeAheadIsTheEncoding(t *testing.T) {
+	encoders := []struct {
+		name   string
+		encode func(*unstructured.Unstructured) *encodedObject
+	}{
+		{"encodeAhead", encodeAhead},
+		// From the JSON an update already made, as prepareUpdate does.
+		{"encodeAheadFrom", func(obj *unstructured.Unstructured) *encodedObject {
+			js, err := obj.MarshalJSON()
+			if err != nil {
+				return encodeAhead(obj)
+			}
+			return encodeAheadFrom(obj, js)
+		}},
+	}
 	values := append([]interface{}{0.5, 1e21, "\xff invalid", "\u0085"}, trickyValues...)
-	for i, v := range values {
-		for _, rv := range []uint64{1, 9, 10, 42, 1000000, math.MaxUint64} {
-			obj := &unstructured.Unstructured{Object: map[string]interface{}{
-				"apiVersion": "agents.tether.dev/v1alpha1",
-				"kind":       "Hook",
-				"metadata":   map[string]interface{}{"name": "x", "namespace": "default", "resourceVersion": "12", "generation": int64(2)},
-				"spec":       map[string]interface{}{"v": v, "resourceVersion": "7", "list": []interface{}{v, map[string]interface{}{"v": v}}},
-			}}
-			enc := encodeAhead(obj)
-			if enc == nil {
-				// Only what cannot be encoded at all (the write then fails
-				// under the lock with objectYAML's error) is left to stage.
-				if js, err := obj.MarshalJSON(); err == nil {
-					if _, err := objectYAML(obj.Object, js); err == nil {
-						t.Errorf("value %d (%#v): not encoded ahead", i, v)
+	for _, e := range encoders {
+		// A nested resourceVersion equal to the object's makes its text occur
+		// twice in the JSON.
+		for _, nestedRV := range []string{"7", "12"} {
+			for i, v := range values {
+				for _, rv := range []uint64{1, 9, 10, 42, 1000000, math.MaxUint64} {
+					obj := &unstructured.Unstructured{Object: map[string]interface{}{
+						"apiVersion": "agents.tether.dev/v1alpha1",
+						"kind":       "Hook",
+						"metadata":   map[string]interface{}{"name": "x", "namespace": "default", "resourceVersion": "12", "generation": int64(2)},
+						"spec":       map[string]interface{}{"v": v, "resourceVersion": nestedRV, "list": []interface{}{v, map[string]interface{}{"v": v}}},
+					}}
+					enc := e.encode(obj)
+					if enc == nil {
+						// Only what cannot be encoded at all (the write then fails
+						// under the lock with objectYAML's error) is left to stage.
+						if js, err := obj.MarshalJSON(); err == nil {
+							if _, err := objectYAML(obj.Object, js); err == nil {
+								t.Errorf("value %d (%#v): not encoded ahead", i, v)
+							}
+						}
+						continue
+					}
+					if got := obj.GetResourceVersion(); got != "12" {
+						t.Fatalf("value %d: encodeAhead left resourceVersion %q", i, got)
+					}
+					js, body := enc.with(rv)
+					obj.SetResourceVersion(strconv.FormatUint(rv, 10))
+					wantJS, err := obj.MarshalJSON()
+					if err != nil {
+						t.Fatal(err)
+					}
+					wantBody, err := objectYAML(obj.Object, wantJS)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if string(js) != string(wantJS) {
+						t.Errorf("value %d, rv %d: JSON\n%s\nwant\n%s", i, rv, js, wantJS)
+					}
+					if string(body) != string(wantBody) {
+						t.Errorf("value %d, rv %d: YAML\n%s\nwant\n%s", i, rv, body, wantBody)
 					}
 				}
-				continue
-			}
-			if got := obj.GetResourceVersion(); got != "12" {
-				t.Fatalf("value %d: encodeAhead left resourceVersion %q", i, got)
-			}
-			js, body := enc.with(rv)
-			obj.SetResourceVersion(strconv.FormatUint(rv, 10))
-			wantJS, err := obj.MarshalJSON()
-			if err != nil {
-				t.Fatal(err)
-			}
-			wantBody, err := objectYAML(obj.Object, wantJS)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(js) != string(wantJS) {
-				t.Errorf("value %d, rv %d: JSON\n%s\nwant\n%s", i, rv, js, wantJS)
-			}
-			if string(body) != string(wantBody) {
-				t.Errorf("value %d, rv %d: YAML\n%s\nwant\n%s", i, rv, body, wantBody)
 			}
 		}
+		obj := &unstructured.Unstructured{Object: map[string]interface{}{
+			"metadata": map[string]interface{}{"name": "x", "resourceVersion": "3"},
+			"spec":     map[string]interface{}{"goal": "say " + string(rvPlaceholder)},
+		}}
+		if e.encode(obj) != nil {
+			t.Errorf("%s: an object holding the placeholder was encoded ahead", e.name)
+		}
 	}
-	obj := &unstructured.Unstructured{Object: map[string]interface{}{
-		"metadata": map[string]interface{}{"name": "x", "resourceVersion": "3"},
-		"spec":     map[string]interface{}{"goal": "say " + string(rvPlaceholder)},
-	}}
-	if encodeAhead(obj) != nil {
-		t.Error("an object holding the placeholder was encoded ahead")
+}
+
+// TestSameContentAsItsJSON holds sameContentAs, which compares with an
+// encoding already made, to sameContent.
+func TestSameContentAsItsJSON(t *testing.T) {
+	base := func() *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]interface{}{
+			"apiVersion": "agents.tether.dev/v1alpha1", "kind": "Hook",
+			"metadata": map[string]interface{}{"name": "x", "namespace": "default", "resourceVersion": "12"},
+			"spec":     map[string]interface{}{"goal": "<b>&</b>", "n": int64(3)},
+			"status":   map[string]interface{}{"state": "Running", "f": 0.5},
+		}}
+	}
+	cases := []struct {
+		name   string
+		change func(*unstructured.Unstructured)
+	}{
+		{"unchanged", func(*unstructured.Unstructured) {}},
+		{"status field", func(u *unstructured.Unstructured) { u.Object["status"].(map[string]interface{})["state"] = "Failed" }},
+		{"status gone", func(u *unstructured.Unstructured) { delete(u.Object, "status") }},
+		{"spec number", func(u *unstructured.Unstructured) { u.Object["spec"].(map[string]interface{})["n"] = int64(4) }},
+		{"html escaped alike", func(u *unstructured.Unstructured) { u.Object["spec"].(map[string]interface{})["goal"] = "<b>&</b>" }},
+		{"resourceVersion", func(u *unstructured.Unstructured) { u.SetResourceVersion("13") }},
+		{"label", func(u *unstructured.Unstructured) { u.SetLabels(map[string]string{"a": "b"}) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := base(), base()
+			tc.change(b)
+			js, err := b.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := sameContentAs(a, js), sameContent(a, b); got != want {
+				t.Errorf("sameContentAs %v, sameContent %v", got, want)
+			}
+		})
 	}
 }
