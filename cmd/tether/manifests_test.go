@@ -27,6 +27,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/util/retry"
 )
 
 func eventually(t *testing.T, what string, log *syncBuffer, cond func() bool) {
@@ -76,8 +77,13 @@ func TestRunManifests(t *testing.T) {
 	}
 
 	// A change to the file is applied, keeping fields other writers own.
-	h.Spec.Assignee = "worker-1"
-	if err := c.Update(t.Context(), h); err != nil {
+	// The running reconcilers write the Hook too: read, change, write, as
+	// kubectl edit does, again on a conflict.
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		h := mustHook(t, c, "fix-login")
+		h.Spec.Assignee = "worker-1"
+		return c.Update(t.Context(), h)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	edited := strings.Replace(taskFile, "fix the login form", "fix it properly", 1)

@@ -36,6 +36,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -593,9 +594,11 @@ func TestAdoptedProcess(t *testing.T) {
 	if got := e.worker("adopted"); got.Status.Phase != v1.WorkerRunning || got.Status.WindowStart != nil {
 		t.Fatalf("the refused restart changed the worker: phase %s windowStart %v", got.Status.Phase, got.Status.WindowStart)
 	}
-	forced := e.worker("adopted")
-	forced.Status.Phase = v1.WorkerRestarting
-	if err := e.c.Status().Update(context.Background(), forced); err != nil {
+	if err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		forced := e.worker("adopted")
+		forced.Status.Phase = v1.WorkerRestarting
+		return e.c.Status().Update(context.Background(), forced)
+	}); err != nil {
 		t.Fatal(err)
 	}
 	e.waitFor(10*time.Second, "a hand-written Restarting phase of an adopted worker to go back to Running", func() bool {

@@ -64,8 +64,24 @@ const Timeout = 2 * time.Second
 const MaxHeartbeatInterval = 10 * time.Second
 
 // liveChangesTimeout bounds the git run that finds the files changed since
-// the last checkpoint for SessionStart's recovery file.
+// the last checkpoint (and the work lost) when the event has no deadline.
 const liveChangesTimeout = 500 * time.Millisecond
+
+// answerReserve is the part of an event's deadline kept, after that git
+// run, for what the answer still does: a status write and the rendering.
+const answerReserve = 500 * time.Millisecond
+
+// liveChangesBudget is how long the git run that finds lost work may take:
+// what is left of the event's deadline, less answerReserve. A fixed bound
+// shorter than that gave up on a busy machine while the answer still had
+// time, and then a Stop let the agent end with its work lost, unsaid.
+func liveChangesBudget(ctx context.Context, now time.Time) time.Duration {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return liveChangesTimeout
+	}
+	return deadline.Sub(now) - answerReserve
+}
 
 // Event reasons and actions of the Events this package records.
 const (
@@ -496,7 +512,7 @@ func (h *handler) sessionStart(ctx context.Context) error {
 		h.note(fmt.Sprintf("tether: listing the checkpoints of hook %q: %v", hook.Name, err))
 	}
 	opts.Checkpoints = summaries
-	_ = recoveryfile.LiveChanges(ctx, hook, &opts, liveChangesTimeout) // without git, the status's list is shown
+	_ = recoveryfile.LiveChanges(ctx, hook, &opts, liveChangesBudget(ctx, time.Now())) // without git, the status's list is shown
 	if h.ev.Source == string(v1.SessionCompact) {
 		b.WriteString(compactAnchor(hook, summaries))
 	}
@@ -645,7 +661,7 @@ func (h *handler) lostWork(ctx context.Context) *recoveryfile.LostWork {
 		return nil
 	}
 	opts := recoveryfile.Options{Checkpoints: summaries}
-	if err := recoveryfile.LiveChanges(ctx, hook, &opts, liveChangesTimeout); err != nil {
+	if err := recoveryfile.LiveChanges(ctx, hook, &opts, liveChangesBudget(ctx, time.Now())); err != nil {
 		return nil
 	}
 	return opts.Lost
