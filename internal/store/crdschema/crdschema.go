@@ -36,6 +36,7 @@ package crdschema
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"sync/atomic"
 
@@ -83,7 +84,11 @@ type version struct {
 	// .status (nil without a status subresource or status schema).
 	schemaValidator apiservervalidation.SchemaValidator
 	statusValidator apiservervalidation.SchemaValidator
-	hasStatus       bool
+	// statusProperties validates each property of .status alone; nil when
+	// the status schema checks more of the status object than its
+	// properties (see propertiesOnly), so that it must be validated whole.
+	statusProperties map[string]apiservervalidation.SchemaValidator
+	hasStatus        bool
 	// cel compiles the x-kubernetes-validations on first use, so that
 	// processes that only read (tether get) never pay for compiling them;
 	// it returns nil when the schema has none.
@@ -175,6 +180,14 @@ func newVersion(gvk schema.GroupVersionKind, namespaced bool, cv *apiextensionsv
 		if statusSchema, ok := internal.OpenAPIV3Schema.Properties["status"]; ok {
 			if ver.statusValidator, _, err = apiservervalidation.NewSchemaValidator(&statusSchema); err != nil {
 				return nil, err
+			}
+			if propertiesOnly(&statusSchema) {
+				ver.statusProperties = map[string]apiservervalidation.SchemaValidator{}
+				for name, prop := range statusSchema.Properties {
+					if ver.statusProperties[name], _, err = apiservervalidation.NewSchemaValidator(&prop); err != nil {
+						return nil, err
+					}
+				}
 			}
 		}
 	}
@@ -335,6 +348,53 @@ func (v *Validator) ValidateStatus(gvk schema.GroupVersionKind, status interface
 		return field.ErrorList{field.InternalError(field.NewPath("status"), fmt.Errorf("%s has no status subresource", gvk))}
 	}
 	return apiservervalidation.ValidateCustomResource(field.NewPath("status"), status, ver.statusValidator)
+}
+
+// StatusValidBeside tells whether status passes gvk's status schema in
+// what it changes from old, the status it replaces: each of its
+// properties whose value differs from old's is validated alone, and the
+// others are not, as ratcheting forgives an unchanged value's errors. It
+// validates status whole, as ValidateStatus, when old is not a status
+// object or the status schema checks the object beyond its properties.
+// Like ValidateStatus it needs no lock, only the status read before it.
+func (v *Validator) StatusValidBeside(gvk schema.GroupVersionKind, status, old interface{}) bool {
+	ver, ok, err := v.compiled(gvk)
+	if !ok || err != nil || !ver.hasStatus {
+		return false
+	}
+	now, isMap := status.(map[string]interface{})
+	before, wasMap := old.(map[string]interface{})
+	if ver.statusProperties == nil || !isMap || !wasMap {
+		return len(v.ValidateStatus(gvk, status)) == 0
+	}
+	for name, value := range now {
+		if prev, kept := before[name]; kept && equality.Semantic.DeepEqual(prev, value) {
+			continue
+		}
+		pv, known := ver.statusProperties[name]
+		if !known {
+			return len(v.ValidateStatus(gvk, status)) == 0
+		}
+		if len(apiservervalidation.ValidateCustomResource(field.NewPath("status", name), value, pv)) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// propertiesOnly tells whether schema, an object's, checks nothing of the
+// object itself but its properties one by one: no required property, no
+// count, no additional or pattern properties, no combinator, no enum. CEL
+// rules (x-kubernetes-validations) are not the OpenAPI validator's; the
+// store runs them on the whole object under its lock.
+func propertiesOnly(schema *apiextensions.JSONSchemaProps) bool {
+	rest := *schema
+	rest.Properties, rest.Description, rest.XValidations = nil, "", nil
+	if rest.Type != "object" {
+		return false
+	}
+	rest.Type = ""
+	return reflect.DeepEqual(rest, apiextensions.JSONSchemaProps{})
 }
 
 // ValidateCheckedStatusUpdate is ValidateStatusUpdate for an obj whose

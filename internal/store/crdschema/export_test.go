@@ -23,3 +23,10 @@ func CELCompiled(v *Validator, gvk schema.GroupVersionKind) bool {
 	ver, _ := v.versions[gvk]()
 	return ver.celCompiled.Load()
 }
+
+// ValidatesStatusByProperty reports whether gvk's status is validated
+// property by property beside the status it replaces.
+func ValidatesStatusByProperty(v *Validator, gvk schema.GroupVersionKind) bool {
+	ver, _ := v.versions[gvk]()
+	return ver.statusProperties != nil
+}

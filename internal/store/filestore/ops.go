@@ -191,11 +191,15 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 	if subresource && !r.status {
 		return nil, apierrors.NewNotFound(r.groupResource(), in.GetName()+"/status")
 	}
+	ahead := s.readAhead(r, in.GetNamespace(), in.GetName())
 	var checkedStatus interface{}
 	if subresource {
-		checkedStatus = s.checkStatus(r, in)
+		var oldStatus interface{}
+		if ahead != nil {
+			oldStatus = ahead.obj.Object["status"]
+		}
+		checkedStatus = s.checkStatus(r, in, oldStatus)
 	}
-	ahead := s.readAhead(r, in.GetNamespace(), in.GetName())
 	var early *preparedUpdate
 	if ahead != nil {
 		// Everything an update computes from the object it replaces, done
@@ -216,6 +220,11 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 		}
 		p := early
 		if ahead == nil || old != ahead.obj {
+			// The status was checked beside the status read ahead; against
+			// another, it is checked here, whole, with ratcheting.
+			if ahead != nil {
+				checkedStatus = nil
+			}
 			p = s.prepareUpdate(ctx, r, in, old, subresource, checkedStatus, opts, false)
 		}
 		if p.err != nil {
@@ -330,10 +339,12 @@ func (s *Store) prepareUpdate(ctx context.Context, r *resource, in, old *unstruc
 // status update, before the write lock is taken: all three depend on the
 // status alone, and are the larger part of a status write's work, which
 // writers then do side by side instead of one at a time under the lock.
-// It returns that status when the status schema finds it valid, and nil
+// Only what the status changes from old, the stored status read ahead
+// (nil when none was), is validated: ratcheting forgives the rest. It
+// returns that status when the status schema finds it valid, and nil
 // otherwise (no status, not a custom resource, or invalid: the write then
 // checks it under the lock, with ratcheting, as before).
-func (s *Store) checkStatus(r *resource, in *unstructured.Unstructured) interface{} {
+func (s *Store) checkStatus(r *resource, in *unstructured.Unstructured, old interface{}) interface{} {
 	st, ok := in.Object["status"]
 	if !ok || !r.crd || !r.status {
 		return nil
@@ -348,7 +359,7 @@ func (s *Store) checkStatus(r *resource, in *unstructured.Unstructured) interfac
 		return nil
 	}
 	status, ok := obj["status"]
-	if !ok || len(v.ValidateStatus(r.gvk, status)) > 0 {
+	if !ok || !v.StatusValidBeside(r.gvk, status, old) {
 		return nil
 	}
 	return status
