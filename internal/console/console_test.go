@@ -187,12 +187,14 @@ func TestOverviewOrderAndFilters(t *testing.T) {
 	}
 }
 
-func TestEventsFollowChanges(t *testing.T) {
-	h, c := newTestConsole(t, hookIn("a", v1.HookStepRunning))
+// openEventStream serves h and opens its event stream, for 20 s at most;
+// both end with the test.
+func openEventStream(t *testing.T, h http.Handler) *http.Response {
+	t.Helper()
 	srv := httptest.NewServer(h)
-	defer srv.Close()
+	t.Cleanup(srv.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	t.Cleanup(cancel)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +203,14 @@ func TestEventsFollowChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = resp.Body.Close() }()
+	t.Cleanup(func() { _ = resp.Body.Close() })
+	return resp
+}
+
+func TestEventsFollowChanges(t *testing.T) {
+	h, c := newTestConsole(t, hookIn("a", v1.HookStepRunning))
+	resp := openEventStream(t, h)
+	ctx := resp.Request.Context()
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q", ct)
 	}
@@ -407,19 +416,7 @@ func TestEventStreamStartsFromAMetadataList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/events", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = resp.Body.Close() }()
+	resp := openEventStream(t, h)
 	if line, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
 		t.Fatalf("the event stream: %v %q", err, line)
 	}

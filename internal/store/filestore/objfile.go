@@ -469,16 +469,17 @@ func sortedByKey(objs []*storedObject) []*storedObject {
 // the parse costs as much as the encoding. When obj holds only what JSON
 // decodes to as the same YAML tree (maps with string keys, lists, valid
 // UTF-8 strings, int64, bools and nulls), the same encoder gives the same
-// bytes from obj directly, in half the time, and yamlenc writes them
+// bytes from obj directly, in half the time. yamlenc writes those bytes
 // without the encoder's reflection and event queue when obj is within
-// what it covers (printable ASCII text: nearly every object). Floats are left to
-// JSONToYAML: an integral float64 is written as an integer in JSON, and
-// the two paths would then format it differently.
+// what it covers (printable ASCII text: nearly every object), a subset of
+// that case, so it is tried first. Floats are left to JSONToYAML: an
+// integral float64 is written as an integer in JSON, and the two paths
+// would then format it differently.
 func objectYAML(obj map[string]interface{}, objJSON []byte) ([]byte, error) {
+	if body, ok := yamlenc.Encode(obj); ok {
+		return body, nil
+	}
 	if sameAsFromJSON(obj) {
-		if body, ok := yamlenc.Encode(obj); ok {
-			return body, nil
-		}
 		return yamlv2.Marshal(obj)
 	}
 	return yaml.JSONToYAML(objJSON)
