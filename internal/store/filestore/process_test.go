@@ -244,6 +244,11 @@ func TestCrashSafety(t *testing.T) {
 		}
 		_ = s.Close()
 	}
+	// What the killed writers left under temp names (their temp files,
+	// their spares) went with the next open, and a Close leaves none.
+	if left := tempFiles(t, dir); len(left) > 0 {
+		t.Errorf("temp files left after %d kills: %v", crashKills, left)
+	}
 	t.Logf("%d kills, acknowledged writes per hook: %v", crashKills, acked)
 }
 
