@@ -159,9 +159,7 @@ type Temp struct {
 	renamed bool
 	// kept is set once an exchange put the new content in place and kept it.
 	kept bool
-	// spared is set once a Spares took over what is left under the temp name.
-	spared bool
-	io     IO
+	io   IO
 	// unsynced is the temp file, still open, while its content awaits Sync.
 	unsynced *os.File
 	// empty is the temp file from CreateTempAt, open, until FillUnsynced.
@@ -269,7 +267,7 @@ func createTemp(dir *os.File, name string, io IO) (*Temp, *os.File, error) {
 	var f *os.File
 	var tmp string
 	for range 100 {
-		tmp = tempName(name)
+		tmp = fmt.Sprintf("%s%s-%d-%s", TempPrefix, name, os.Getpid(), strconv.FormatUint(uint64(rand.Uint32()), 36))
 		fd, err := unix.Openat(int(dir.Fd()), tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if errors.Is(err, unix.EEXIST) {
 			continue
@@ -284,11 +282,6 @@ func createTemp(dir *os.File, name string, io IO) (*Temp, *os.File, error) {
 		return nil, nil, fmt.Errorf("writing %s: no free temp name", path)
 	}
 	return &Temp{dir: dir, dirPath: dir.Name(), tmp: tmp, target: name, io: io}, f, nil
-}
-
-// tempName returns a new temp name for the file name, of this process.
-func tempName(name string) string {
-	return fmt.Sprintf("%s%s-%d-%s", TempPrefix, name, os.Getpid(), strconv.FormatUint(uint64(rand.Uint32()), 36))
 }
 
 // fill writes data to f, sets its mode when it is not 0600, and fsyncs it
@@ -399,8 +392,8 @@ func (t *Temp) InstallIf(stillWanted func(replaced string) bool) error {
 }
 
 // Left tells whether a file may remain under the temp name: the temp file
-// itself, or the file an exchange put there, unless a Spares kept it.
-func (t *Temp) Left() bool { return !t.renamed && !t.spared }
+// itself, or the file an exchange put there.
+func (t *Temp) Left() bool { return !t.renamed }
 
 // Placed tells whether the new content reached the target path: Install
 // renamed it there, or InstallIf's exchange was kept. It may be so even

@@ -46,24 +46,11 @@ type committer struct {
 	keep  int
 	// removals are the background removals of replaced files, which Close awaits.
 	removals sync.WaitGroup
-	// spares are replaced files kept under their temp names for later
-	// writes in the same directory to refill (see atomicfs.Spares): readers
-	// read under the shared lock and files are put in place under the
-	// exclusive one, so none is still being read.
-	spares *atomicfs.Spares
 	// applied identifies the journal as this process left it after its
 	// last write, every entry applied; while the journal is still so, no
 	// other writer has come since and the roll-forward has nothing to do.
 	applied journalState
 }
-
-// sparesPerDir and sparesTotal bound the spares a store keeps: about as
-// many as writes in flight in one directory (the Hook reconciler makes 32
-// at once), each a small file.
-const (
-	sparesPerDir = 64
-	sparesTotal  = 256
-)
 
 // removeLater removes the file at path in the background. It is for files
 // no reader can reach any longer: temp names holding replaced content. A
@@ -71,19 +58,6 @@ const (
 // crash at that moment always could; nothing reads dot files.
 func (s *committer) removeLater(path string) {
 	s.removals.Go(func() { _ = s.unlink(path) })
-}
-
-// retire disposes of what a write left under its temp name: kept as a
-// spare, or removed in the background.
-func (s *committer) retire(tmp *atomicfs.Temp) {
-	if tmp.Left() && !s.spares.Keep(tmp) {
-		s.removeLater(tmp.Name())
-	}
-}
-
-// dropSpares removes the spares kept; Close calls it.
-func (s *committer) dropSpares() {
-	s.spares.Drain(func(path string) { _ = s.unlink(path) })
 }
 
 // withWriteLock runs fn holding the store's exclusive lock, after repairing
@@ -320,10 +294,13 @@ func (s *committer) commitAlone(r *resource, typ EventType, obj *unstructured.Un
 			}
 			err = errors.Join(err, s.journal.rollback(before))
 		}
-		// What is left under the temp name (the replaced file, or ours
-		// given back) is unreachable: a spare, or removed after this write
-		// returns, as freeing its blocks takes as long as a small write.
-		s.retire(tmp)
+		if tmp.Left() {
+			// What is left under the temp name (the replaced file, or ours
+			// given back) is unreachable; unlinking it frees its blocks,
+			// which takes as long as a small write, so it is done after
+			// this write returns.
+			s.removeLater(tmp.Name())
+		}
 		if err != nil {
 			return err
 		}
@@ -558,10 +535,8 @@ func (s *committer) recentDirs() []string {
 	return dirs
 }
 
-// syncDir fsyncs the store directory at path, when it exists, and lets
-// the spares kept there before it be refilled.
+// syncDir fsyncs the store directory at path, when it exists.
 func (s *committer) syncDir(path string) error {
-	mark := s.spares.Mark()
 	rel, err := s.rel(path)
 	if err != nil {
 		return err
@@ -577,7 +552,6 @@ func (s *committer) syncDir(path string) error {
 	if err := s.io.Sync(dir); err != nil {
 		return fmt.Errorf("syncing %s: %w", path, err)
 	}
-	s.spares.Synced(path, mark)
 	return nil
 }
 

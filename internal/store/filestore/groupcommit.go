@@ -232,7 +232,7 @@ func (s *groupCommitter) stage(r *resource, typ EventType, obj *unstructured.Uns
 		dir, tmp = pre.dir, pre.tmp
 		err = tmp.FillUnsynced(content, 0o600)
 	} else {
-		tmp, err = s.spares.WriteTempAtUnsynced(dir, filepath.Base(path), content, 0o600, s.io)
+		tmp, err = atomicfs.WriteTempAtUnsynced(dir, filepath.Base(path), content, 0o600, s.io)
 	}
 	if err != nil {
 		_ = dir.Close()
@@ -266,18 +266,17 @@ type tempAhead struct {
 }
 
 // createTempAhead creates the temp file an update of the object file at
-// path will fill (or refills a spare), before the update takes the write
-// lock: on a filesystem where creating a file is costly (ext4 without a
-// journal scans the inodes freed in the last minutes for one it may
-// reuse), whatever is left of that cost is then paid side by side with
-// the other writers instead of one at a time under the lock. It returns
-// nil when the directory cannot be opened.
+// path will fill, before the update takes the write lock: on a filesystem
+// where creating a file is costly (ext4 without a journal scans the inodes
+// freed in the last minutes for one it may reuse), that cost is then paid
+// side by side with the other writers instead of one at a time under the
+// lock. It returns nil when the directory cannot be opened.
 func (s *groupCommitter) createTempAhead(path string) *tempAhead {
 	dir, err := s.openParent(path, false)
 	if err != nil {
 		return nil
 	}
-	tmp, err := s.spares.CreateTempAt(dir, filepath.Base(path), s.io)
+	tmp, err := atomicfs.CreateTempAt(dir, filepath.Base(path), s.io)
 	if err != nil {
 		_ = dir.Close()
 		return nil
@@ -295,16 +294,14 @@ func (t *tempAhead) take(dir *os.File) bool {
 	return true
 }
 
-// discard keeps the temp file as a spare, or removes it, and closes its
-// directory, unless a write took them over.
-func (t *tempAhead) discard(spares *atomicfs.Spares) {
+// discard removes the temp file and closes its directory, unless a write
+// took them over.
+func (t *tempAhead) discard() {
 	if t == nil || t.taken {
 		return
 	}
 	t.taken = true
-	if !spares.Keep(t.tmp) {
-		t.tmp.Discard()
-	}
+	t.tmp.Discard()
 	_ = t.dir.Close()
 }
 
@@ -395,8 +392,10 @@ func (s *groupCommitter) flushGroup() {
 		s.journal.writeMark(items[len(items)-1].rv)
 	}
 	for _, w := range items {
-		// Unreachable under its temp name; see commitIf.
-		s.retire(w.tmp)
+		if w.tmp.Left() {
+			// Unreachable under its temp name; see commitIf.
+			s.removeLater(w.tmp.Name())
+		}
 		w.release()
 	}
 	if failed > 0 {

@@ -210,7 +210,7 @@ func (s *Store) update(ctx context.Context, r *resource, in *unstructured.Unstru
 	var pre *tempAhead
 	if early != nil && early.encoded != nil {
 		pre = s.createTempAhead(ahead.path)
-		defer pre.discard(s.spares)
+		defer pre.discard()
 	}
 	var out *unstructured.Unstructured
 	err := s.groupWrite(s.objectPath(r, in.GetNamespace(), in.GetName()), func() error {

@@ -23,6 +23,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,6 +35,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	agentsv1alpha1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/atomicfs"
 )
 
 // The tests below re-execute the test binary as a helper process, so that
@@ -244,12 +246,24 @@ func TestCrashSafety(t *testing.T) {
 		}
 		_ = s.Close()
 	}
-	// What the killed writers left under temp names (their temp files,
-	// their spares) went with the next open, and a Close leaves none.
+	// What the killed writers left under temp names went with the next
+	// open, and a Close leaves none of its own.
 	if left := tempFiles(t, dir); len(left) > 0 {
 		t.Errorf("temp files left after %d kills: %v", crashKills, left)
 	}
 	t.Logf("%d kills, acknowledged writes per hook: %v", crashKills, acked)
+}
+
+// tempFiles lists the temp files below dir.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	for _, f := range storeFiles(t, dir) {
+		if strings.HasPrefix(filepath.Base(f), atomicfs.TempPrefix) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 func drain(ch <-chan string) []string {

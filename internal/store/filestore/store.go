@@ -210,7 +210,7 @@ func newStore(dir string, opts *Options) (*Store, error) {
 		l.io = atomicfs.Real
 	}
 	files := &objectFiles{layout: l, scheme: opts.Scheme, stampSettle: defaultStampSettle}
-	c := &committer{objectFiles: files, limit: opts.JournalLimit, keep: opts.JournalKeep, spares: atomicfs.NewSpares(sparesPerDir, sparesTotal)}
+	c := &committer{objectFiles: files, limit: opts.JournalLimit, keep: opts.JournalKeep}
 	a := &adopter{
 		groupCommitter: &groupCommitter{committer: c},
 		validator:      sync.OnceValues(func() (*crdschema.Validator, error) { return crdschema.New(crds) }),
@@ -258,7 +258,6 @@ func (s *Store) Close() error {
 	}
 	s.watches.Wait()
 	s.removals.Wait()
-	s.dropSpares()
 	err := s.journal.close()
 	_ = s.root.Close()
 	return err
