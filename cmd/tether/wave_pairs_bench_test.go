@@ -92,7 +92,7 @@ func BenchmarkStartWavePairs(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	floor := measureWriteFloor(b, scaleProto(b))
+	floor := measureWriteFloor(b, scaleProto(b), operatorScaleHooks)
 	fmt.Fprintf(os.Stderr, "floor-store %v, floor-fsync %v (%s)\n", floor.store.Round(time.Millisecond), floor.fsync.Round(time.Millisecond), loadavg())
 	median := func(ds []time.Duration) time.Duration {
 		s := slices.Clone(ds)
