@@ -44,28 +44,37 @@ func (f *fakeT) end() {
 // and one that outlives the timeout is killed and fails the test.
 func TestTagProcessesWaitsForDetachedProcesses(t *testing.T) {
 	cases := []struct {
-		name     string
-		sleep    string
+		name string
+		// release lets the child go on to write once it has been listed;
+		// otherwise it waits until killed.
+		release  bool
 		timeout  time.Duration
 		wantFail bool
 	}{
-		{name: "ends within the timeout", sleep: "0.5", timeout: 20 * time.Second},
-		{name: "outlives the timeout", sleep: "30", timeout: 300 * time.Millisecond, wantFail: true},
+		{name: "ends within the timeout", release: true, timeout: 20 * time.Second},
+		{name: "outlives the timeout", timeout: 300 * time.Millisecond, wantFail: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			marker := filepath.Join(dir, "written")
+			marker, release := filepath.Join(dir, "written"), filepath.Join(dir, "release")
 			ft := &fakeT{TB: t}
 			tag := TagProcesses(ft, tc.timeout)
-			// The shell exits at once; its background child sleeps, then writes.
-			cmd := exec.Command("sh", "-c", "(sleep "+tc.sleep+"; echo done > "+marker+") </dev/null >/dev/null 2>&1 &")
+			// The shell exits at once; its background child waits for the
+			// release file (however slow the machine, it is still running
+			// when listed), then writes.
+			cmd := exec.Command("sh", "-c", "(while [ ! -e "+release+" ]; do sleep 0.05; done; echo done > "+marker+") </dev/null >/dev/null 2>&1 &")
 			cmd.Env = append(os.Environ(), tag)
 			if err := cmd.Run(); err != nil {
 				t.Fatal(err)
 			}
 			if len(TaggedProcesses(tag)) == 0 {
 				t.Fatal("the detached child is not listed")
+			}
+			if tc.release {
+				if err := os.WriteFile(release, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
 			}
 			start := time.Now()
 			ft.end()
