@@ -122,16 +122,17 @@ func newRCEnv(t *testing.T) *rcEnv {
 // newClientEnv is what every real client's test starts from: a workspace
 // holding a git repository with one commit, the wrapper (named tether,
 // first on PATH) recording each hook input, HOME and TETHER_HOME in the
-// test's directory, git's identity, and this process's environment
-// without PATH, HOME and the variables whose names start with TETHER_,
+// test's directory, TMPDIR too (the clients leave their own temporary
+// directories behind: Gemini CLI one per shell command), git's identity, and
+// this process's environment without PATH, HOME, TMPDIR and the variables whose names start with TETHER_,
 // GIT_ or one of skip (the agent's own). env comes last.
 func newClientEnv(t *testing.T, skip []string, env ...string) *rcEnv {
 	t.Helper()
 	root := t.TempDir()
 	e := &rcEnv{home: filepath.Join(root, "home"), capture: filepath.Join(root, "capture")}
 	e.arEnv = &arEnv{t: t, ws: filepath.Join(root, "ws"), out: filepath.Join(root, "out"), counts: filepath.Join(root, "counts")}
-	wrap := filepath.Join(root, "wrap")
-	for _, d := range []string{e.ws, e.out, e.counts, e.home, e.capture, wrap} {
+	wrap, tmp := filepath.Join(root, "wrap"), filepath.Join(root, "tmp")
+	for _, d := range []string{e.ws, e.out, e.counts, e.home, e.capture, wrap, tmp} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -143,14 +144,14 @@ func newClientEnv(t *testing.T, skip []string, env ...string) *rcEnv {
 	skip = append(skip, "TETHER_", "GIT_")
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if k == "PATH" || k == "HOME" || slices.ContainsFunc(skip, func(p string) bool { return strings.HasPrefix(k, p) }) {
+		if k == "PATH" || k == "HOME" || k == "TMPDIR" || slices.ContainsFunc(skip, func(p string) bool { return strings.HasPrefix(k, p) }) {
 			continue
 		}
 		e.env = append(e.env, kv)
 	}
 	e.env = append(e.env,
 		"PATH="+wrap+string(os.PathListSeparator)+os.Getenv("PATH"),
-		"HOME="+e.home,
+		"HOME="+e.home, "TMPDIR="+tmp,
 		"TETHER_HOME="+filepath.Join(root, "tether-home"),
 		"TETHER_TEST_REAL="+tetherBin, "TETHER_TEST_CAPTURE="+e.capture, "TETHER_TEST_TIME_VERSION=1",
 		"GIT_AUTHOR_NAME=agent", "GIT_AUTHOR_EMAIL=agent@example.invalid",
