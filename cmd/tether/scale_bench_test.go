@@ -53,8 +53,10 @@ import (
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/controllers"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
+	"github.com/tether-dev/tether/internal/atomicfs"
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
+	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 	"github.com/tether-dev/tether/internal/testing/testenv"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 	"github.com/tether-dev/tether/internal/workspace/snapshot"
@@ -221,6 +223,8 @@ func localOperatorScale(b *testing.B, hooks int, withFleet bool) {
 		{"last-first-reconcile-ms", ms(lr.wave)},
 		{"floor-store-ms", ms(writes.store)},
 		{"floor-fsync-ms", ms(writes.fsync)},
+		{"floor-reconcile-ms", ms(writes.reconcile)},
+		{"floor-fsync-reconcile-ms", ms(writes.fsyncReconcile)},
 		{"restart-journal-bytes", float64(grew)},
 		{"rss-sync-MiB", lr.rssSync},
 		{"rss-settled-MiB", lr.rssSettled},
@@ -258,6 +262,13 @@ type writeFloor struct {
 	// the one a first reconcile makes: a condition, observedGeneration),
 	// hookReconcilers writers at once, and nothing else running.
 	store time.Duration
+	// reconcile is the same status writes again, each followed by the
+	// Hook's recovery file written durably: the writes of a first reconcile
+	// of the wave, with no reconciler.
+	reconcile time.Duration
+	// fsyncReconcile is fsync for twice as many files: as many durable
+	// writes as the wave's first reconciles make.
+	fsyncReconcile time.Duration
 	// fsync is as many bare durable replacements of files of the same size
 	// in the same kind of directory, in groups as large: each group a
 	// journal append and fsync, each file a temp file fsynced and renamed,
@@ -301,36 +312,62 @@ func measureWriteFloor(b *testing.B, proto *v1.Hook, n int) writeFloor {
 	}
 	size := fileSize(b, filepath.Join(dir, "hooks", "default", scaleHookName(0)+".yaml"))
 	var res writeFloor
+	res.store = floorWrites(b, c, hooks.Items, "", nil)
+	// The second pass is what a first reconcile of the wave writes: its
+	// status, then the Hook's recovery file, which it renders (here the same
+	// bytes for every Hook, of the real file's size).
+	recovery := filepath.Join(dir, "recovery")
+	file := recoveryfile.Render(&hooks.Items[0], recoveryfile.Options{})
+	res.reconcile = floorWrites(b, c, hooks.Items, " again", func(h *v1.Hook) error {
+		return atomicfs.WriteFile(recoveryfile.Path(recovery, h.Namespace, h.Name), file, 0o644)
+	})
+	hookDir := filepath.Join(dir, "hooks", "default")
+	res.fsync = bareDurableWrites(b, hookDir, len(hooks.Items), int(size))
+	res.fsyncReconcile = bareDurableWrites(b, hookDir, 2*len(hooks.Items), int(size))
+	b.Logf("floor: %d status writes through the store, %d at once: %v; with a recovery file each: %v; as many bare durable writes of %d bytes: %v; twice as many: %v",
+		len(hooks.Items), floorWriters, res.store.Round(time.Millisecond), res.reconcile.Round(time.Millisecond), size,
+		res.fsync.Round(time.Millisecond), res.fsyncReconcile.Round(time.Millisecond))
+	return res
+}
+
+// floorWrites updates every Hook's status through c, floorWriters at
+// once, each with one condition whose message ends with suffix (a second
+// pass must change it), then calls after for it, if set; it returns the
+// time all took.
+func floorWrites(b *testing.B, c client.Client, hooks []v1.Hook, suffix string, after func(*v1.Hook) error) time.Duration {
+	b.Helper()
+	ctx := context.Background()
 	next := make(chan *v1.Hook)
-	g = errgroup.Group{}
+	var g errgroup.Group
 	start := time.Now()
 	for range floorWriters {
 		g.Go(func() error {
 			for h := range next {
 				meta.SetStatusCondition(&h.Status.Conditions, metav1.Condition{
 					Type: controllers.ConditionReceiptsVerified, Status: metav1.ConditionTrue, Reason: controllers.ReasonReceiptsVerified,
-					Message: "every passed step's receipts check out", ObservedGeneration: h.Generation, LastTransitionTime: metav1.Now(),
+					Message: "every passed step's receipts check out" + suffix, ObservedGeneration: h.Generation, LastTransitionTime: metav1.Now(),
 				})
 				h.Status.ObservedGeneration = h.Generation
 				if err := c.Status().Update(ctx, h); err != nil {
 					return err
 				}
+				if after != nil {
+					if err := after(h); err != nil {
+						return err
+					}
+				}
 			}
 			return nil
 		})
 	}
-	for i := range hooks.Items {
-		next <- &hooks.Items[i]
+	for i := range hooks {
+		next <- &hooks[i]
 	}
 	close(next)
 	if err := g.Wait(); err != nil {
 		b.Fatal(err)
 	}
-	res.store = time.Since(start)
-	res.fsync = bareDurableWrites(b, filepath.Join(dir, "hooks", "default"), len(hooks.Items), int(size))
-	b.Logf("floor: %d status writes through the store, %d at once: %v; as many bare durable writes of %d bytes: %v",
-		len(hooks.Items), floorWriters, res.store.Round(time.Millisecond), size, res.fsync.Round(time.Millisecond))
-	return res
+	return time.Since(start)
 }
 
 // bareDurableWrites times n durable replacements of files of size bytes in

@@ -93,7 +93,8 @@ func BenchmarkStartWavePairs(b *testing.B) {
 	}
 	b.StopTimer()
 	floor := measureWriteFloor(b, scaleProto(b), operatorScaleHooks)
-	fmt.Fprintf(os.Stderr, "floor-store %v, floor-fsync %v (%s)\n", floor.store.Round(time.Millisecond), floor.fsync.Round(time.Millisecond), loadavg())
+	fmt.Fprintf(os.Stderr, "floor-store %v, floor-reconcile %v, floor-fsync %v, floor-fsync-reconcile %v (%s)\n", floor.store.Round(time.Millisecond),
+		floor.reconcile.Round(time.Millisecond), floor.fsync.Round(time.Millisecond), floor.fsyncReconcile.Round(time.Millisecond), loadavg())
 	median := func(ds []time.Duration) time.Duration {
 		s := slices.Clone(ds)
 		slices.Sort(s)
@@ -112,7 +113,10 @@ func BenchmarkStartWavePairs(b *testing.B) {
 		{"cpu-ratio", float64(median(cur.cpu)) / float64(median(base.cpu))},
 		{"floor-store-ms", ms(floor.store)},
 		{"floor-fsync-ms", ms(floor.fsync)},
+		{"floor-reconcile-ms", ms(floor.reconcile)},
+		{"floor-fsync-reconcile-ms", ms(floor.fsyncReconcile)},
 		{"wave-over-floor-store", float64(median(cur.wave)) / float64(floor.store)},
+		{"wave-over-floor-reconcile", float64(median(cur.wave)) / float64(floor.reconcile)},
 	} {
 		b.ReportMetric(m.value, m.unit)
 	}
