@@ -34,11 +34,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/agent/checkpoint"
@@ -50,10 +52,10 @@ import (
 // CheckpointControllerName names the Checkpoint reconciler in Events and logs.
 const CheckpointControllerName = "tether-checkpoint-controller"
 
-// DefaultCheckpointVerifyPeriod is how often a Checkpoint's ref is checked
-// again when nothing else happens. A ref lives in git, outside the store,
-// and is not watched: a `git update-ref -d` shows in the Ready condition
-// within this period.
+// DefaultCheckpointVerifyPeriod is how often the Checkpoints' refs are
+// looked at again, one look per workspace (refProber). A ref lives in git,
+// outside the store, and is not watched: a `git update-ref -d` shows in
+// the Ready condition within this period.
 const DefaultCheckpointVerifyPeriod = 2 * time.Minute
 
 // finalizerGiveUpAfter is how long the finalizer retries a ref deletion
@@ -81,7 +83,7 @@ type CheckpointReconciler struct {
 	Events recorder.EventRecorder
 	// Config supplies maxCheckpoints when a Hook's spec does not.
 	Config *config.Config
-	// VerifyPeriod is how often the ref is checked again; zero means
+	// VerifyPeriod is how often the refs are looked at again; zero means
 	// DefaultCheckpointVerifyPeriod.
 	VerifyPeriod time.Duration
 	// Now is the clock; nil means time.Now.
@@ -119,7 +121,9 @@ func (r *CheckpointReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 		return ctrl.Result{}, err
 	}
-	return ctrl.Result{RequeueAfter: r.verifyPeriod()}, nil
+	// The ref is looked at again by the refProber, each verify period,
+	// with one look for all the Checkpoints of its workspace.
+	return ctrl.Result{}, nil
 }
 
 // prune deletes the Hook's Checkpoints beyond the newest maxCheckpoints;
@@ -174,15 +178,12 @@ func (r *CheckpointReconciler) setReady(ctx context.Context, cp *v1.Checkpoint) 
 	case g == nil || g.SnapshotRef == "" || g.SnapshotCommit == "":
 		cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1.ReasonSnapshotMissing, "the checkpoint records no snapshot ref and commit"
 	default:
-		err := r.refs.verify(ctx, r.now(), min(refLookMaxAge, r.verifyPeriod()/2), cp.Spec.Workspace, g.SnapshotRef, g.SnapshotCommit)
-		switch {
-		case err == nil:
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionTrue, v1.ReasonSnapshotRecorded,
-				fmt.Sprintf("%s points at %s", g.SnapshotRef, g.SnapshotCommit)
-		case errors.Is(err, snapshot.ErrRefMissing), errors.Is(err, snapshot.ErrRefMoved), errors.Is(err, snapshot.ErrCommitMissing):
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionFalse, v1.ReasonSnapshotMissing, err.Error()
-		default:
-			cond.Status, cond.Reason, cond.Message = metav1.ConditionUnknown, ReasonWorkspaceUnavailable, err.Error()
+		err := r.refs.verify(ctx, r.now(), r.refLookAge(), cp.Spec.Workspace, g.SnapshotRef, g.SnapshotCommit)
+		cond.Status, cond.Reason = readyVerdict(err)
+		if err == nil {
+			cond.Message = fmt.Sprintf("%s points at %s", g.SnapshotRef, g.SnapshotCommit)
+		} else {
+			cond.Message = err.Error()
 		}
 	}
 	old := meta.FindStatusCondition(cp.Status.Conditions, v1.ConditionReady)
@@ -256,6 +257,12 @@ func (r *CheckpointReconciler) verifyPeriod() time.Duration {
 	return DefaultCheckpointVerifyPeriod
 }
 
+// refLookAge is how old a look at a workspace's refs may be to answer for
+// a Checkpoint: refLookMaxAge, or half the verify period if shorter.
+func (r *CheckpointReconciler) refLookAge() time.Duration {
+	return min(refLookMaxAge, r.verifyPeriod()/2)
+}
+
 func (r *CheckpointReconciler) now() time.Time {
 	if r.Now != nil {
 		return r.Now()
@@ -272,8 +279,13 @@ func (r *CheckpointReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) 
 	if err := indexCheckpointsByHook(mgr); err != nil {
 		return err
 	}
+	prober := &refProber{r: r, queue: make(chan event.GenericEvent)}
+	if err := mgr.Add(prober); err != nil {
+		return fmt.Errorf("adding the checkpoint ref prober: %w", err)
+	}
 	return complete(ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Checkpoint{}).
+		WatchesRawSource(source.Channel(prober.queue, &handler.EnqueueRequestForObject{})).
 		// A change of a Hook's spec (maxCheckpoints) prunes through its
 		// newest Checkpoint.
 		Watches(&v1.Hook{}, handler.EnqueueRequestsFromMapFunc(newestCheckpoint),

@@ -36,6 +36,7 @@ import (
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
@@ -202,6 +203,76 @@ func TestCheckpointReadyFollowsTheRef(t *testing.T) {
 		t.Fatalf("%v: %s", err, out)
 	}
 	eventually(t, "Ready=False after git update-ref -d", 10*time.Second, readyIs(metav1.ConditionFalse))
+}
+
+// TestCheckpointRefsProbedNotRequeued leaves Checkpoints whose refs hold
+// for many verify periods: the refs are looked at each period, once for the
+// workspace, and no Checkpoint is reconciled again until one's ref is
+// deleted, which then shows in that Checkpoint's Ready alone.
+func TestCheckpointRefsProbedNotRequeued(t *testing.T) {
+	e := newStore(t)
+	e.startCheckpointManager(t, testConfig(t))
+	h := checkpointHook(t, e, "probed", nil)
+	cps := take(t, e, "probed", 4)
+	ready := func(cp *v1.Checkpoint) metav1.ConditionStatus {
+		got := &v1.Checkpoint{}
+		if err := e.c.Get(context.Background(), client.ObjectKeyFromObject(cp), got); err != nil {
+			return ""
+		}
+		if c := meta.FindStatusCondition(got.Status.Conditions, v1.ConditionReady); c != nil {
+			return c.Status
+		}
+		return ""
+	}
+	eventually(t, "every Checkpoint Ready=True", 10*time.Second, func() bool {
+		for _, cp := range cps {
+			if ready(cp) != metav1.ConditionTrue {
+				return false
+			}
+		}
+		return true
+	})
+	before := checkpointReconciles(t)
+	time.Sleep(time.Second) // 5 verify periods of 200 ms
+	if n := checkpointReconciles(t) - before; n >= float64(len(cps)) {
+		t.Errorf("%v Checkpoint reconciles in 5 verify periods with nothing changed; each Checkpoint is requeued", n)
+	}
+	gone := cps[1]
+	cmd := exec.Command("git", "update-ref", "-d", gone.Spec.Git.SnapshotRef)
+	cmd.Dir = h.Spec.Workspace
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	eventually(t, "Ready=False after git update-ref -d", 10*time.Second, func() bool { return ready(gone) == metav1.ConditionFalse })
+	for _, cp := range cps {
+		if want := metav1.ConditionTrue; cp != gone && ready(cp) != want {
+			t.Errorf("%s: Ready %q, want %q: its ref is still there", cp.Name, ready(cp), want)
+		}
+	}
+}
+
+// checkpointReconciles is how many reconciles the controllers named
+// checkpoint in this process have made (controller_runtime_reconcile_total).
+func checkpointReconciles(t *testing.T) float64 {
+	t.Helper()
+	families, err := crmetrics.Registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == "checkpoint" {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }
 
 func TestCheckpointFinalizerGivesUpOnAMissingWorkspace(t *testing.T) {

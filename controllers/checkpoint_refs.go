@@ -26,11 +26,11 @@ import (
 
 // refLookMaxAge is how long one look at a workspace's checkpoint refs
 // answers for its other Checkpoints. The Checkpoints of a Hook are
-// reconciled together (at start, and each verify period after, since they
-// were queued together), so one look serves them all, where each used to
-// run git three times: 50,000 Checkpoints meant 150,000 git runs at every
-// start and every two minutes after. A ref deleted by hand shows in Ready
-// within the verify period and this age (half the period, if shorter).
+// reconciled together (at start, and when the refProber queues them), so
+// one look serves them all, where each used to run git three times: 50,000
+// Checkpoints meant 150,000 git runs at every start. A ref deleted by hand
+// shows in Ready within the verify period and this age (half the period,
+// if shorter).
 const refLookMaxAge = 5 * time.Second
 
 // refLooks shares looks at workspaces' checkpoint refs among the
