@@ -279,7 +279,7 @@ func (r *CheckpointReconciler) setup(mgr ctrl.Manager, skipNameValidation bool) 
 	if err := indexCheckpointsByHook(mgr); err != nil {
 		return err
 	}
-	prober := &refProber{r: r, queue: make(chan event.GenericEvent)}
+	prober := &refProber{r: r, cache: mgr.GetCache(), queue: make(chan event.GenericEvent)}
 	if err := mgr.Add(prober); err != nil {
 		return fmt.Errorf("adding the checkpoint ref prober: %w", err)
 	}
