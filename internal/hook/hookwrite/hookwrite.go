@@ -35,11 +35,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/hookfsm"
+	"github.com/tether-dev/tether/internal/optimistic"
 )
 
 // Options say who performs a transition, how it is reported and when.
@@ -319,7 +319,7 @@ func (e *mutateError) Error() string { return e.err.Error() }
 
 func readModifyWrite(ctx context.Context, c client.Client, key client.ObjectKey, mutate Mutate, write func(context.Context, client.Client, *v1.Hook) error) (*v1.Hook, error) {
 	var hook *v1.Hook
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := optimistic.RetryOnConflict(func() error {
 		h := &v1.Hook{}
 		if err := c.Get(ctx, key, h); err != nil {
 			return err

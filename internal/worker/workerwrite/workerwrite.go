@@ -23,10 +23,10 @@ package workerwrite
 import (
 	"context"
 
-	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/optimistic"
 )
 
 // Mutate changes the Worker just read; an error refuses the change and
@@ -37,7 +37,7 @@ type Mutate func(w *v1.Worker) error
 // retrying from the read on a conflict. It returns the Worker as written.
 func Update(ctx context.Context, c client.Client, key client.ObjectKey, mutate Mutate) (*v1.Worker, error) {
 	var out *v1.Worker
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+	err := optimistic.RetryOnConflict(func() error {
 		w := &v1.Worker{}
 		if err := c.Get(ctx, key, w); err != nil {
 			return err
