@@ -36,28 +36,30 @@ import (
 // stepDoneRuns is how many steps each backend's timing takes the median of.
 const stepDoneRuns = 5
 
-// timeStepDones begins and finishes steps steps, with a file changed in
-// each, and returns the median time of `step done`, which takes two
-// checkpoints after it passes.
-func timeStepDones(t *testing.T, ws string, steps int, tether func(args ...string) *exec.Cmd) time.Duration {
+// timeStepDone begins and finishes step i, with a file changed, and
+// returns how long `step done` took; it takes two checkpoints after the
+// pass.
+func timeStepDone(t *testing.T, ws string, i int, tether func(args ...string) *exec.Cmd) time.Duration {
 	t.Helper()
-	var took []time.Duration
-	for i := range steps {
-		if out, err := tether("step", "begin", "timed").CombinedOutput(); err != nil {
-			t.Fatalf("step begin: %v\n%s", err, out)
-		}
-		if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%d.txt", i)), []byte("work\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		start := time.Now()
-		out, err := tether("step", "done", "timed").CombinedOutput()
-		took = append(took, time.Since(start))
-		if err != nil || strings.Count(string(out), "checkpoint.agents.tether.dev/") != 2 {
-			t.Fatalf("step done: %v, want two checkpoints:\n%s", err, out)
-		}
+	if out, err := tether("step", "begin", "timed").CombinedOutput(); err != nil {
+		t.Fatalf("step begin: %v\n%s", err, out)
 	}
-	slices.Sort(took)
-	return took[len(took)/2]
+	if err := os.WriteFile(filepath.Join(ws, fmt.Sprintf("f%d.txt", i)), []byte("work\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out, err := tether("step", "done", "timed").CombinedOutput()
+	took := time.Since(start)
+	if err != nil || strings.Count(string(out), "checkpoint.agents.tether.dev/") != 2 {
+		t.Fatalf("step done: %v, want two checkpoints:\n%s", err, out)
+	}
+	return took
+}
+
+func median(ds []time.Duration) time.Duration {
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
 
 func timedSteps() []v1.Step {
@@ -72,11 +74,14 @@ func timedSteps() []v1.Step {
 // the pass, two checkpoints) on the local store and on kube-apiserver with
 // an operator running: the cluster's may cost at most twice the local's.
 // Its client was throttled to client-go's default of 5 requests a second
-// (bursts of 10), which put about 1.2 s between the two checkpoints.
+// (bursts of 10), which put about 1.2 s between the two checkpoints. The
+// backends take turns, step by step, after both are up: timed one after
+// the other, the local steps ran before the API server and the operator
+// loaded the machine, and under CI's parallel packages the ratio read
+// 2.36x with no change to the verbs (interleaved: 1.02x).
 func TestStepDoneOnClusterWithinTwiceLocal(t *testing.T) {
 	e := newAgentEnv(t)
 	e.createHook("timed", 0, 0, timedSteps()...)
-	local := timeStepDones(t, e.workspace, stepDoneRuns, e.command)
 
 	env := testenv.Start(t)
 	startOperator(t, env, nil)
@@ -89,12 +94,20 @@ func TestStepDoneOnClusterWithinTwiceLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	home := t.TempDir()
-	cluster := timeStepDones(t, ws, stepDoneRuns, func(args ...string) *exec.Cmd {
+	onCluster := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(tetherBin, append(args, "--cluster", "--kubeconfig", env.Kubeconfig, "-n", "default")...)
 		cmd.Dir = ws
 		cmd.Env = append(os.Environ(), "TETHER_HOME="+home)
 		return cmd
-	})
+	}
+	// The backends take turns, so that the load of a busy machine (the
+	// other packages' tests) weighs on both alike.
+	var locals, clusters []time.Duration
+	for i := range stepDoneRuns {
+		locals = append(locals, timeStepDone(t, e.workspace, i, e.command))
+		clusters = append(clusters, timeStepDone(t, ws, i, onCluster))
+	}
+	local, cluster := median(locals), median(clusters)
 	t.Logf("step done, median of %d: local %v, cluster %v (%.2fx)", stepDoneRuns, local.Round(time.Millisecond), cluster.Round(time.Millisecond), float64(cluster)/float64(local))
 	if cluster > 2*local {
 		t.Errorf("step done took %v on the cluster, more than twice its %v on the local store", cluster, local)
