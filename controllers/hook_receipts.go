@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -61,7 +62,9 @@ const receiptKeyRetry = time.Minute
 // receiptMemo remembers, per Hook, the evidence last verified and its
 // verdict: a Hook is reconciled at every heartbeat, while its receipts
 // change only at step done, and each verification reads the key (on a
-// cluster, a Secret GET).
+// cluster, a Secret GET). It holds an entry for every Hook that claims
+// evidence, so an entry is kept small: the digest and a handle on the
+// verdict's text, which the Hooks that share a verdict share.
 type receiptMemo struct {
 	mu   sync.Mutex
 	seen map[types.NamespacedName]receiptVerdict
@@ -69,23 +72,34 @@ type receiptMemo struct {
 
 type receiptVerdict struct {
 	digest [sha256.Size]byte
-	cond   metav1.Condition
+	text   unique.Handle[verdictText]
+}
+
+// verdictText is what a ReceiptsVerified condition says.
+type verdictText struct {
+	status          metav1.ConditionStatus
+	reason, message string
 }
 
 func (m *receiptMemo) get(key types.NamespacedName, digest [sha256.Size]byte) (metav1.Condition, bool) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	v, ok := m.seen[key]
-	return v.cond, ok && v.digest == digest
+	m.mu.Unlock()
+	if !ok || v.digest != digest {
+		return metav1.Condition{}, false
+	}
+	t := v.text.Value()
+	return condition(ConditionReceiptsVerified, t.status, t.reason, t.message), true
 }
 
 func (m *receiptMemo) put(key types.NamespacedName, digest [sha256.Size]byte, cond metav1.Condition) {
+	text := unique.Make(verdictText{status: cond.Status, reason: cond.Reason, message: cond.Message})
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.seen == nil {
 		m.seen = map[types.NamespacedName]receiptVerdict{}
 	}
-	m.seen[key] = receiptVerdict{digest: digest, cond: cond}
+	m.seen[key] = receiptVerdict{digest: digest, text: text}
 }
 
 func (m *receiptMemo) forget(key types.NamespacedName) {

@@ -18,6 +18,7 @@ package controllers
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"strings"
@@ -27,6 +28,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/receipts"
@@ -174,6 +176,52 @@ func TestRecoveryFileSharesTheReconcilesVerification(t *testing.T) {
 			}
 			if checks != tc.wantChecks {
 				t.Errorf("%d verifications, want %d", checks, tc.wantChecks)
+			}
+		})
+	}
+}
+
+// TestReceiptMemo: a verdict is found again only for the Hook and the
+// evidence it was put for, whole, and Hooks with the same verdict share
+// its text.
+func TestReceiptMemo(t *testing.T) {
+	var m receiptMemo
+	a := types.NamespacedName{Namespace: "default", Name: "a"}
+	b := types.NamespacedName{Namespace: "default", Name: "b"}
+	d1, d2 := sha256.Sum256([]byte("one")), sha256.Sum256([]byte("two"))
+	ok := condition(ConditionReceiptsVerified, metav1.ConditionTrue, ReasonReceiptsVerified, "verified: 1 passed steps, 0 receipts")
+	bad := condition(ConditionReceiptsVerified, metav1.ConditionFalse, ReasonReceiptsInvalid, "step api: receipt 0: bad signature")
+	m.put(a, d1, ok)
+	m.put(b, d1, ok)
+	if m.seen[a].text != m.seen[b].text {
+		t.Error("two Hooks with one verdict hold two copies of its text")
+	}
+	cases := []struct {
+		name   string
+		before func()
+		key    types.NamespacedName
+		digest [sha256.Size]byte
+		want   *metav1.Condition
+	}{
+		{name: "the evidence put", key: a, digest: d1, want: &ok},
+		{name: "other evidence", key: a, digest: d2},
+		{name: "a Hook never put", key: types.NamespacedName{Namespace: "default", Name: "c"}, digest: d1},
+		{name: "same name, other namespace", key: types.NamespacedName{Namespace: "other", Name: "a"}, digest: d1},
+		{name: "replaced by a new verdict", before: func() { m.put(b, d2, bad) }, key: b, digest: d2, want: &bad},
+		{name: "the replaced evidence", key: b, digest: d1},
+		{name: "forgotten", before: func() { m.forget(a) }, key: a, digest: d1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.before != nil {
+				tc.before()
+			}
+			got, found := m.get(tc.key, tc.digest)
+			if found != (tc.want != nil) {
+				t.Fatalf("found = %v, want %v", found, tc.want != nil)
+			}
+			if tc.want != nil && got != *tc.want {
+				t.Errorf("got %+v, want %+v", got, *tc.want)
 			}
 		})
 	}
