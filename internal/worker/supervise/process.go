@@ -132,7 +132,18 @@ func Launch(spec LaunchSpec) (Identity, <-chan Exit, error) {
 		id = Identity{PID: cmd.Process.Pid, BootID: boot}
 	}
 	exits := make(chan Exit, 1)
+	// Wait alone would block an OS thread in waitid(2) for the process's
+	// whole life; it is called once the pidfd says the child has ended,
+	// and then only reaps it.
+	var w *exitWaiter
+	if fd, err := unix.PidfdOpen(cmd.Process.Pid, 0); err == nil {
+		w, _ = newExitWaiter(fd)
+	}
 	go func() {
+		if w != nil {
+			_ = w.wait()
+			w.close()
+		}
 		_ = cmd.Wait()
 		exits <- exitOf(id, cmd.ProcessState)
 	}()
@@ -184,29 +195,19 @@ func Watch(id Identity) (exits <-chan Exit, stop func(), err error) {
 		out <- Exit{Identity: id, Time: time.Now(), Reason: reason, ExitCode: -1}
 		return out, func() {}, nil
 	}
-	cancelR, cancelW, err := os.Pipe()
+	w, err := newExitWaiter(fd)
 	if err != nil {
-		_ = unix.Close(fd)
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("pidfd of %d: %w", id.PID, err)
 	}
 	go func() {
-		defer func() { _ = unix.Close(fd); _ = cancelR.Close() }()
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}, {Fd: int32(cancelR.Fd()), Events: unix.POLLIN}}
-		for {
-			_, err := unix.Poll(fds, -1)
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			if fds[1].Revents != 0 {
-				return
-			}
-			if err != nil || fds[0].Revents != 0 {
-				out <- Exit{Identity: id, Time: time.Now(), Reason: ReasonVanished, ExitCode: -1}
-				return
-			}
+		defer w.close()
+		// Any other error of the wait is reported as the end it most
+		// likely is: a watch that can no longer tell must not stay silent.
+		if err := w.wait(); !w.closedWhileWaiting(err) {
+			out <- Exit{Identity: id, Time: time.Now(), Reason: ReasonVanished, ExitCode: -1}
 		}
 	}()
-	return out, func() { _ = cancelW.Close() }, nil
+	return out, w.close, nil
 }
 
 // Stop ends the process id and its process group: SIGTERM, then SIGKILL

@@ -21,6 +21,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -442,4 +444,105 @@ func TestParseIdentityPrefix(t *testing.T) {
 			t.Errorf("ParseIdentityPrefix(%q) = %+v, %v; want %+v, %v", c.in, got, ok, c.want, c.ok)
 		}
 	}
+}
+
+// TestWaitingHoldsNoThreadPerProcess: a Worker's process, launched or
+// adopted, is waited for by a goroutine parked on the runtime's poller,
+// not by an OS thread blocked in poll(2), wait4(2) or waitid(2) (48 KB of
+// Go stacks each, and a kernel thread): no thread of the test process sits
+// in those calls however many processes it waits for, and every end is
+// still reported.
+func TestWaitingHoldsNoThreadPerProcess(t *testing.T) {
+	const n = 64
+	cases := []struct {
+		name  string
+		start func(t *testing.T) (Identity, <-chan Exit)
+	}{
+		{"launched", func(t *testing.T) (Identity, <-chan Exit) {
+			id, exits, err := Launch(LaunchSpec{Command: []string{"sleep", "60"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id, exits
+		}},
+		{"adopted", func(t *testing.T) (Identity, <-chan Exit) {
+			cmd := exec.Command("sleep", "60")
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			// The test reaps its own child; the watch sees it end.
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			id, err := Identify(cmd.Process.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exits, _, err := Watch(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return id, exits
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := waitingThreads(t)
+			ids := make([]Identity, n)
+			exits := make([]<-chan Exit, n)
+			for i := range n {
+				ids[i], exits[i] = tc.start(t)
+				t.Cleanup(func() { _ = syscall.Kill(ids[i].PID, syscall.SIGKILL) })
+			}
+			time.Sleep(200 * time.Millisecond)
+			if grown := waitingThreads(t) - before; grown > n/4 {
+				t.Errorf("waiting for %d processes put %d OS threads in a blocking wait", n, grown)
+			}
+			for i := range n {
+				if err := syscall.Kill(ids[i].PID, syscall.SIGKILL); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range n {
+				select {
+				case e := <-exits[i]:
+					if e.Identity.PID != ids[i].PID {
+						t.Errorf("exit of pid %d reported for pid %d", e.Identity.PID, ids[i].PID)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("the end of pid %d was never reported", ids[i].PID)
+				}
+			}
+		})
+	}
+}
+
+// waitSyscalls are the numbers, by GOARCH, of the system calls a thread
+// blocks in to wait for a process: poll, ppoll, wait4, waitid.
+var waitSyscalls = map[string][]string{
+	"amd64": {"7", "271", "61", "247"},
+	"arm64": {"73", "260", "95"},
+}
+
+// waitingThreads counts the test process's threads blocked in one of
+// waitSyscalls (/proc/self/task/TID/syscall names the call a thread is in).
+func waitingThreads(t *testing.T) int {
+	t.Helper()
+	calls, ok := waitSyscalls[runtime.GOARCH]
+	if !ok {
+		t.Skipf("no system call numbers for %s", runtime.GOARCH)
+	}
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, task := range tasks {
+		data, err := os.ReadFile(filepath.Join("/proc/self/task", task.Name(), "syscall"))
+		if err != nil {
+			continue // the thread ended, or the kernel hides it
+		}
+		if fields := strings.Fields(string(data)); len(fields) > 0 && slices.Contains(calls, fields[0]) {
+			n++
+		}
+	}
+	return n
 }
