@@ -90,10 +90,10 @@ func consoleRun(b *testing.B, dir, home string, hooks int, args ...string) conso
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	log := &syncBuffer{}
-	synced := make(chan time.Time, 1)
-	go scanSynced(stderr, log, synced)
+	sig := newStartSignals()
+	go scanSynced(stderr, log, sig)
 	select {
-	case <-synced:
+	case <-sig.synced:
 	case <-time.After(5 * time.Minute):
 		b.Fatalf("tether run never synced:\n%s", log.String())
 	}

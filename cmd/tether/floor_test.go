@@ -24,17 +24,20 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/config/crd"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/settlegc"
 	"github.com/tether-dev/tether/internal/startupgc"
 	"github.com/tether-dev/tether/internal/store/storemanager"
 )
@@ -55,7 +58,8 @@ const (
 // same cache options and client), holding the informers of Hooks, Workers
 // and Checkpoints with the reconcilers' indexes, and nothing else: no
 // reconciler, no queue. It prints "synced" once the caches have synced,
-// and runs until SIGTERM.
+// settles its collector as `tether run` does and prints "settled", and runs
+// until SIGTERM.
 func runCacheFloor(backend, target, pprofAddr string) error {
 	// As `tether run` does once its verb is known.
 	startupgc.End()
@@ -117,5 +121,10 @@ func runCacheFloor(backend, target, pprofAddr string) error {
 			fmt.Printf("synced %d\n", time.Now().UnixNano())
 		}
 	}()
+	// The collector settles as `tether run`'s does, with no queue to wait for.
+	settled := funcr.New(func(_, _ string) { fmt.Printf("settled %d\n", time.Now().UnixNano()) }, funcr.Options{})
+	if err := mgr.Add(&settlegc.Settler{Synced: mgr.GetCache().WaitForCacheSync, Metrics: crmetrics.Registry, Log: settled}); err != nil {
+		return err
+	}
 	return mgr.Start(ctx)
 }

@@ -57,6 +57,7 @@ import (
 	"github.com/tether-dev/tether/internal/config"
 	"github.com/tether-dev/tether/internal/hook/receipts"
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
+	"github.com/tether-dev/tether/internal/settlegc"
 	"github.com/tether-dev/tether/internal/testing/testenv"
 	"github.com/tether-dev/tether/internal/testing/testsupport"
 	"github.com/tether-dev/tether/internal/workspace/snapshot"
@@ -82,11 +83,13 @@ const (
 // time from start until the Hook controller's caches synced (its "Starting
 // workers" log line, which controller-runtime writes once WaitForCacheSync
 // returns), until the last Hook's first reconcile was stored (each writes
-// the ReceiptsVerified condition the populated Hooks lack), the process's
-// RSS (/proc/PID/status: VmRSS at sync and settled after the edits, VmHWM
-// its peak), and edit → reconcile through the backend's client after that
-// start-up wave: a spec edit until status.observedGeneration reaches it,
-// seen through a watch. Ratios are local store / kube-apiserver.
+// the ReceiptsVerified condition the populated Hooks lack), until its
+// collector settled (settlegc: the wave's queues drained), the process's
+// RSS (/proc/PID/status: VmRSS at sync and settledPause after the edits,
+// VmHWM its peak), and edit → reconcile through the backend's client once
+// settled: a spec edit until status.observedGeneration reaches it, seen
+// through a watch, and the edits' CPU. Ratios are local store /
+// kube-apiserver.
 func BenchmarkOperatorScale10k(b *testing.B) {
 	env := testenv.Start(b)
 	home := scaleHome(b)
@@ -139,9 +142,11 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 		local, kube float64
 	}{
 		{"restart-sync-ms", ms(lre.synced), ms(cre.synced)},
+		{"restart-settle-ms", ms(lre.settled), ms(cre.settled)},
 		{"restart-rss-settled-MiB", lre.rssSettled, cre.rssSettled},
 		{"floor-sync-ms", ms(lf.synced), ms(cf.synced)},
 		{"floor-rss-settled-MiB", lf.rssSettled, cf.rssSettled},
+		{"floor-rss-anon-MiB", lf.rssAnon, cf.rssAnon},
 		{"floor-hwm-MiB", lf.hwm, cf.hwm},
 		{"settled-over-floor", lr.rssSettled / lf.rssSettled, cr.rssSettled / cf.rssSettled},
 	} {
@@ -156,7 +161,10 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 		{"sync-ms", ms(lr.synced), ms(cr.synced)},
 		{"last-first-reconcile-ms", ms(lr.wave), ms(cr.wave)},
 		{"rss-sync-MiB", lr.rssSync, cr.rssSync},
+		{"settle-ms", ms(lr.settled), ms(cr.settled)},
+		{"edits-cpu-ms", ms(lr.editsCPU), ms(cr.editsCPU)},
 		{"rss-settled-MiB", lr.rssSettled, cr.rssSettled},
+		{"rss-anon-MiB", lr.rssAnon, cr.rssAnon},
 		{"hwm-MiB", lr.hwm, cr.hwm},
 		{"cpu-ms", ms(lr.cpu), ms(cr.cpu)},
 		{"p50-ms", ms(lr.p50), ms(cr.p50)},
@@ -227,20 +235,28 @@ func localOperatorScale(b *testing.B, hooks int, withFleet bool) {
 		{"floor-fsync-reconcile-ms", ms(writes.fsyncReconcile)},
 		{"restart-journal-bytes", float64(grew)},
 		{"rss-sync-MiB", lr.rssSync},
+		{"settle-ms", ms(lr.settled)},
+		{"edits-cpu-ms", ms(lr.editsCPU)},
 		{"rss-settled-MiB", lr.rssSettled},
+		{"rss-anon-MiB", lr.rssAnon},
 		{"hwm-MiB", lr.hwm},
 		{"cpu-ms", ms(lr.cpu)},
 		{"p50-ms", ms(lr.p50)},
 		{"p99-ms", ms(lr.p99)},
 		{"restart-sync-ms", ms(restart.synced)},
+		{"restart-settle-ms", ms(restart.settled)},
 		{"restart-rss-settled-MiB", restart.rssSettled},
 		{"restart-hwm-MiB", restart.hwm},
 		{"floor-sync-ms", ms(floor.synced)},
 		{"floor-rss-settled-MiB", floor.rssSettled},
+		{"floor-rss-anon-MiB", floor.rssAnon},
 		{"floor-hwm-MiB", floor.hwm},
 		{"settled-over-floor", lr.rssSettled / floor.rssSettled},
 	} {
 		b.ReportMetric(m.value, m.unit)
+	}
+	if lr.rssIdle != 0 {
+		b.ReportMetric(lr.rssIdle, "rss-idle-MiB")
 	}
 }
 
@@ -615,6 +631,13 @@ type scaleResult struct {
 	rssAnon, rssFile float64
 	// cpu is the process's CPU time (user and system) until settled.
 	cpu time.Duration
+	// settled is how long after the start the collector settled.
+	settled time.Duration
+	// editsCPU is the CPU time of the edits, made once it has settled.
+	editsCPU time.Duration
+	// rssIdle is VmRSS after idling for scaleIdleEnv's duration past
+	// settled; zero when it is not set.
+	rssIdle float64
 }
 
 // runScale starts `tether args...`, serving the hooks Hooks of ns that c
@@ -659,11 +682,11 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 		}
 	}()
 	log := &syncBuffer{}
-	syncedAt := make(chan time.Time, 1)
-	go scanSynced(stderr, log, syncedAt)
+	sig := newStartSignals()
+	go scanSynced(stderr, log, sig)
 	var res scaleResult
 	select {
-	case at := <-syncedAt:
+	case at := <-sig.synced:
 		res.synced = at.Sub(start)
 	case <-time.After(5 * time.Minute):
 		b.Fatalf("tether %v: the Hook controller never synced:\n%s", args, log.String())
@@ -697,6 +720,10 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 	}
 	res.wave = wave.Sub(start)
 	<-cpuSaved
+	// The edits are the settled process's work: its collector settles
+	// once the wave's queues have drained.
+	res.settled = awaitSettled(b, sig, start, 30*time.Minute, "tether "+args[1], log)
+	cpuBeforeEdits := procCPU(b, cmd.Process.Pid)
 
 	var latencies []time.Duration
 	for i := 0; i < max(b.N, operatorScaleEdits); i++ {
@@ -725,12 +752,18 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 		}
 		latencies = append(latencies, at.Sub(begun))
 	}
-	time.Sleep(2 * time.Second)
+	res.editsCPU = procCPU(b, cmd.Process.Pid) - cpuBeforeEdits
+	time.Sleep(settledPause)
 	res.rssSettled, res.hwm = procMemory(b, cmd.Process.Pid)
 	res.cpu = procCPU(b, cmd.Process.Pid)
 	status := procStatus(b, cmd.Process.Pid)
 	res.rssAnon, res.rssFile = status["RssAnon"], status["RssFile"]
 	saveHeap("settled")
+	if idle, err := time.ParseDuration(os.Getenv(scaleIdleEnv)); err == nil {
+		time.Sleep(idle)
+		res.rssIdle, _ = procMemory(b, cmd.Process.Pid)
+		saveHeap("idle")
+	}
 	slices.Sort(latencies)
 	res.p50 = latencies[len(latencies)/2]
 	res.p99 = latencies[int(math.Ceil(float64(len(latencies))*0.99))-1]
@@ -738,8 +771,8 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 	stopped = true
-	b.Logf("tether %s: synced %v, last first reconcile %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f, file %.0f), peak %.0f, CPU %v; edit → reconcile p50 %v p99 %v (%d edits)",
-		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.rssFile, res.hwm, res.cpu.Round(10*time.Millisecond),
+	b.Logf("tether %s: synced %v, last first reconcile %v, settled %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f, file %.0f), %.0f idle, peak %.0f, CPU %v (edits %v); edit → reconcile p50 %v p99 %v (%d edits)",
+		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.settled.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.rssFile, res.rssIdle, res.hwm, res.cpu.Round(10*time.Millisecond), res.editsCPU.Round(10*time.Millisecond),
 		res.p50.Round(10*time.Microsecond), res.p99.Round(10*time.Microsecond), len(latencies))
 	return res
 }
@@ -747,19 +780,17 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 // startResult is what a start measures that is not the first: a restart
 // of `tether run` over the objects it reconciled, or the cache floor.
 type startResult struct {
-	synced                   time.Duration
+	// synced and settled are how long after the start the caches synced
+	// and the collector settled.
+	synced, settled          time.Duration
 	rssSync, rssSettled, hwm float64
 	rssAnon                  float64
 	cpu                      time.Duration
 }
 
-// restartSettle is how long after sync a restart or the floor is measured
-// settled.
-const restartSettle = 15 * time.Second
-
 // restartScale starts `tether args...` again over the objects runScale's
-// run left reconciled, and measures its sync and its memory restartSettle
-// later. name prefixes its profiles.
+// run left reconciled, and measures its sync and its memory once it has
+// settled. name prefixes its profiles.
 func restartScale(b *testing.B, home, name string, args ...string) startResult {
 	b.Helper()
 	profiles := os.Getenv(scaleProfilesEnv)
@@ -774,7 +805,7 @@ func restartScale(b *testing.B, home, name string, args ...string) startResult {
 		// The start's CPU: the caches' lists, from as soon as pprof serves.
 		go saveCPUProfile(b, pprofAddr, filepath.Join(profiles, name+"-cpu.pb.gz"), 5*time.Second)
 	}
-	return measureStart(b, cmd, name, pprofAddr, func(r io.Reader, log *syncBuffer, at chan<- time.Time) { scanSynced(r, log, at) }, true)
+	return measureStart(b, cmd, name, pprofAddr, scanSynced, true)
 }
 
 // cacheFloor starts the cache floor (runCacheFloor) on backend over
@@ -792,24 +823,25 @@ func cacheFloor(b *testing.B, backend, target string) startResult {
 	return measureStart(b, cmd, backend+"-floor", pprofAddr, scanFloorSynced, false)
 }
 
-// scanFloorSynced sends the time of the floor's "synced" line.
-func scanFloorSynced(r io.Reader, log *syncBuffer, synced chan<- time.Time) {
+// scanFloorSynced signals the times of the floor's "synced" and "settled"
+// lines.
+func scanFloorSynced(r io.Reader, log *syncBuffer, sig startSignals) {
 	sc := bufio.NewScanner(r)
-	sent := false
 	for sc.Scan() {
-		if ns, ok := strings.CutPrefix(sc.Text(), "synced "); ok && !sent {
-			n, _ := strconv.ParseInt(ns, 10, 64)
-			synced <- time.Unix(0, n)
-			sent = true
+		for prefix, c := range map[string]chan time.Time{"synced ": sig.synced, "settled ": sig.settled} {
+			if ns, ok := strings.CutPrefix(sc.Text(), prefix); ok {
+				n, _ := strconv.ParseInt(ns, 10, 64)
+				sendOnce(c, time.Unix(0, n))
+			}
 		}
 		_, _ = log.Write(append(sc.Bytes(), '\n'))
 	}
 }
 
 // measureStart runs cmd until scan reports sync (from its stderr, or its
-// stdout when fromStderr is false), measures it restartSettle later, saves
-// its heap profile then when pprofAddr is set, and stops it.
-func measureStart(b *testing.B, cmd *exec.Cmd, name, pprofAddr string, scan func(io.Reader, *syncBuffer, chan<- time.Time), fromStderr bool) startResult {
+// stdout when fromStderr is false), measures it settledPause after it
+// settled, saves its heap profile then when pprofAddr is set, and stops it.
+func measureStart(b *testing.B, cmd *exec.Cmd, name, pprofAddr string, scan func(io.Reader, *syncBuffer, startSignals), fromStderr bool) startResult {
 	b.Helper()
 	var out io.Reader
 	var err error
@@ -834,17 +866,18 @@ func measureStart(b *testing.B, cmd *exec.Cmd, name, pprofAddr string, scan func
 		}
 	}()
 	log := &syncBuffer{}
-	syncedAt := make(chan time.Time, 1)
-	go scan(out, log, syncedAt)
+	sig := newStartSignals()
+	go scan(out, log, sig)
 	var res startResult
 	select {
-	case at := <-syncedAt:
+	case at := <-sig.synced:
 		res.synced = at.Sub(start)
 	case <-time.After(5 * time.Minute):
 		b.Fatalf("%s never synced:\n%s", name, log.String())
 	}
 	res.rssSync, _ = procMemory(b, cmd.Process.Pid)
-	time.Sleep(restartSettle)
+	res.settled = awaitSettled(b, sig, start, 30*time.Minute, name, log)
+	time.Sleep(settledPause)
 	res.rssSettled, res.hwm = procMemory(b, cmd.Process.Pid)
 	res.rssAnon = procStatus(b, cmd.Process.Pid)["RssAnon"]
 	res.cpu = procCPU(b, cmd.Process.Pid)
@@ -854,8 +887,8 @@ func measureStart(b *testing.B, cmd *exec.Cmd, name, pprofAddr string, scan func
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 	stopped = true
-	b.Logf("%s: synced %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f), peak %.0f, CPU %v",
-		name, res.synced.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.hwm, res.cpu.Round(10*time.Millisecond))
+	b.Logf("%s: synced %v, settled %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f), peak %.0f, CPU %v",
+		name, res.synced.Round(time.Millisecond), res.settled.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.hwm, res.cpu.Round(10*time.Millisecond))
 	return res
 }
 
@@ -867,6 +900,11 @@ func measureStart(b *testing.B, cmd *exec.Cmd, name, pprofAddr string, scan func
 // the first 10 s after sync, the start-up wave, as store-wave-cpu.pb.gz and
 // cluster-wave-cpu.pb.gz.
 const scaleProfilesEnv = "TETHER_SCALE_PROFILES"
+
+// scaleIdleEnv is a duration: when set, runScale also reads the RSS of
+// `tether run` that long after it settled (rss-idle-MiB), past the
+// runtime's forced collection every 2 minutes.
+const scaleIdleEnv = "TETHER_SCALE_IDLE"
 
 // freeLocalAddr is a loopback address whose port was free a moment ago.
 func freeLocalAddr(b *testing.B) string {
@@ -955,27 +993,67 @@ func saveGoroutines(b *testing.B, addr, path string) {
 	}
 }
 
-// scanSynced copies the operator's JSON log into log and sends the time of
-// the Hook controller's "Starting workers" line: its caches have synced.
-func scanSynced(r io.Reader, log *syncBuffer, synced chan<- time.Time) {
+// startSignals are when a started process reported its caches synced and
+// its collector settled (settlegc): each is sent once.
+type startSignals struct {
+	synced, settled chan time.Time
+}
+
+func newStartSignals() startSignals {
+	return startSignals{synced: make(chan time.Time, 1), settled: make(chan time.Time, 1)}
+}
+
+// scanSynced copies the operator's JSON log into log and signals the time
+// of the Hook controller's "Starting workers" line (its caches have
+// synced) and of settlegc.SettledMessage.
+func scanSynced(r io.Reader, log *syncBuffer, sig startSignals) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	sent := false
 	for sc.Scan() {
 		line := sc.Bytes()
-		if !sent {
-			var entry struct {
-				Msg        string  `json:"msg"`
-				Controller string  `json:"controller"`
-				TS         float64 `json:"ts"`
-			}
-			if json.Unmarshal(line, &entry) == nil && entry.Msg == "Starting workers" && entry.Controller == "hook" {
-				sec, frac := math.Modf(entry.TS)
-				synced <- time.Unix(int64(sec), int64(frac*1e9))
-				sent = true
+		var entry struct {
+			Msg        string  `json:"msg"`
+			Controller string  `json:"controller"`
+			TS         float64 `json:"ts"`
+		}
+		if json.Unmarshal(line, &entry) == nil {
+			sec, frac := math.Modf(entry.TS)
+			at := time.Unix(int64(sec), int64(frac*1e9))
+			switch {
+			case entry.Msg == "Starting workers" && entry.Controller == "hook":
+				sendOnce(sig.synced, at)
+			case entry.Msg == settlegc.SettledMessage:
+				sendOnce(sig.settled, at)
 			}
 		}
 		_, _ = log.Write(append(line, '\n'))
+	}
+}
+
+// sendOnce sends at on c unless c is full: a time not yet taken stays.
+func sendOnce(c chan time.Time, at time.Time) {
+	select {
+	case c <- at:
+	default:
+	}
+}
+
+// settledPause is how long after a process settled its memory is read: the
+// runtime returns the freed pages in the call that settles, and the
+// process then idles.
+const settledPause = 2 * time.Second
+
+// awaitSettled waits for sig's settled time, up to within, and returns how
+// long after start it came.
+func awaitSettled(b *testing.B, sig startSignals, start time.Time, within time.Duration, name string, log *syncBuffer) time.Duration {
+	b.Helper()
+	select {
+	case at := <-sig.settled:
+		sendOnce(sig.settled, at)
+		return at.Sub(start)
+	case <-time.After(within):
+		b.Fatalf("%s never settled its collector within %v:\n%s", name, within, log.String())
+		return 0
 	}
 }
 

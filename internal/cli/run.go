@@ -44,6 +44,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
+	crmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
@@ -56,6 +57,7 @@ import (
 	"github.com/tether-dev/tether/internal/lazylog"
 	"github.com/tether-dev/tether/internal/metrics"
 	"github.com/tether-dev/tether/internal/scheme"
+	"github.com/tether-dev/tether/internal/settlegc"
 	"github.com/tether-dev/tether/internal/store/eventsink"
 	"github.com/tether-dev/tether/internal/store/filestore"
 	"github.com/tether-dev/tether/internal/store/storemanager"
@@ -198,6 +200,10 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 		defer func() { _ = c.Close() }()
 	}
 	if err := controllers.SetupAll(mgr, setup); err != nil {
+		return err
+	}
+	settler := &settlegc.Settler{Synced: mgr.GetCache().WaitForCacheSync, Metrics: crmetrics.Registry, Log: log.WithName("gc")}
+	if err := mgr.Add(settler); err != nil {
 		return err
 	}
 	if o.manifests != "" {
