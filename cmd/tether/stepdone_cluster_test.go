@@ -56,6 +56,7 @@ func timeStepDone(t *testing.T, ws string, i int, tether func(args ...string) *e
 	return took
 }
 
+// median is the middle of ds (the later of the two middles when even).
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)

@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,11 +94,6 @@ func BenchmarkStartWavePairs(b *testing.B) {
 	floor := measureWriteFloor(b, scaleProto(b), operatorScaleHooks)
 	fmt.Fprintf(os.Stderr, "floor-store %v, floor-reconcile %v, floor-fsync %v, floor-fsync-reconcile %v (%s)\n", floor.store.Round(time.Millisecond),
 		floor.reconcile.Round(time.Millisecond), floor.fsync.Round(time.Millisecond), floor.fsyncReconcile.Round(time.Millisecond), loadavg())
-	median := func(ds []time.Duration) time.Duration {
-		s := slices.Clone(ds)
-		slices.Sort(s)
-		return s[len(s)/2]
-	}
 	cur, base := results[tetherBin], results[baseline]
 	for _, m := range []struct {
 		unit  string

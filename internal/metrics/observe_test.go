@@ -24,6 +24,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
 	"github.com/tether-dev/tether/internal/hook/receipts"
@@ -221,4 +224,81 @@ func TestCheckpointAdded(t *testing.T) {
 	if n1-n0 != 1 || sum1-sum0 != 1.5 {
 		t.Errorf("capture time: %d observations adding %v s, want 1 adding 1.5 s", n1-n0, sum1-sum0)
 	}
+}
+
+// TestHookGaugeCountsStates: tether_hooks counts the Hooks of each
+// namespace by state, every state of a namespace reported (zeros
+// included), alike whether it reads the informer's store or a reader.
+func TestHookGaugeCountsStates(t *testing.T) {
+	hooks := []*v1.Hook{
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "a"}, Status: v1.HookStatus{State: v1.HookStepRunning}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b"}, Status: v1.HookStatus{State: v1.HookStepRunning}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}},
+		{ObjectMeta: metav1.ObjectMeta{Namespace: "team", Name: "a"}, Status: v1.HookStatus{State: v1.HookCompleted}},
+	}
+	want := map[[2]string]float64{
+		{"default", string(v1.HookStepRunning)}:  2,
+		{"default", string(v1.HookInitializing)}: 1,
+		{"team", string(v1.HookCompleted)}:       1,
+	}
+	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+	builder := fake.NewClientBuilder().WithScheme(testScheme(t))
+	for _, h := range hooks {
+		if err := store.Add(h); err != nil {
+			t.Fatal(err)
+		}
+		builder = builder.WithObjects(h.DeepCopy())
+	}
+	for _, tc := range []struct {
+		name string
+		src  *hookSource
+	}{
+		{"the informer's store", &hookSource{store: store}},
+		{"a reader", &hookSource{reader: builder.Build()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &hookCollector{}
+			c.source.Store(tc.src)
+			reg := prometheus.NewPedanticRegistry()
+			reg.MustRegister(c)
+			families, err := reg.Gather()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[[2]string]float64{}
+			series := 0
+			for _, f := range families {
+				for _, m := range f.GetMetric() {
+					series++
+					labels := map[string]string{}
+					for _, l := range m.GetLabel() {
+						labels[l.GetName()] = l.GetValue()
+					}
+					if v := m.GetGauge().GetValue(); v != 0 {
+						got[[2]string{labels["namespace"], labels["state"]}] = v
+					}
+				}
+			}
+			if series != 2*len(hookStates) {
+				t.Errorf("%d series, want every state of 2 namespaces (%d)", series, 2*len(hookStates))
+			}
+			if len(got) != len(want) {
+				t.Errorf("non-zero series %v, want %v", got, want)
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Errorf("tether_hooks%v = %v, want %v", k, got[k], v)
+				}
+			}
+		})
+	}
+}
+
+func testScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	s := runtime.NewScheme()
+	if err := v1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
