@@ -73,7 +73,7 @@ func exitFixture(t *testing.T, fail error) (*WorkerReconciler, *gatedReader, *v1
 	if err := syscall.Kill(dead.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	exit := <-exits
+	exit := <-exits.C()
 	started := filepath.Join(t.TempDir(), "started")
 	w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default", Finalizers: []string{WorkerFinalizer}}}
 	w.Spec.Command = []string{"sh", "-c", `echo $$ > "$0.tmp" && mv "$0.tmp" "$0" && exec sleep 1000`, started}

@@ -72,7 +72,7 @@ func TestAnUnrecordedLaunchIsAdopted(t *testing.T) {
 				if err := syscall.Kill(dead.PID, syscall.SIGKILL); err != nil {
 					t.Fatal(err)
 				}
-				exit = <-exits
+				exit = <-exits.C()
 				w.Status.Phase = v1.WorkerRunning
 				w.Status.PID, w.Status.ProcessStartTicks, w.Status.BootID = int32(dead.PID), dead.StartTicks, dead.BootID
 			}

@@ -154,7 +154,7 @@ func (r *WorkerReconciler) stop(w *v1.Worker, id supervise.Identity) error {
 // launched is a process the reconciler just started.
 type launched struct {
 	id      supervise.Identity
-	exits   <-chan supervise.Exit
+	exits   *supervise.ExitNotice
 	logFile string
 	tmux    string
 	// found is set when the process was not started now but found by its
@@ -301,7 +301,7 @@ func (r *WorkerReconciler) abandon(l *launched) {
 		_ = supervise.KillTmuxSession(l.tmux)
 	}
 	if l.exits != nil {
-		<-l.exits
+		<-l.exits.C()
 	}
 }
 

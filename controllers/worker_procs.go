@@ -84,11 +84,11 @@ func (t *procTable) get(key types.NamespacedName) (proc, bool) {
 	return *p, true
 }
 
-// child registers a launched child whose exit arrives on exits.
-func (t *procTable) child(key types.NamespacedName, id supervise.Identity, exits <-chan supervise.Exit) {
+// child registers a launched child whose exit exits delivers.
+func (t *procTable) child(key types.NamespacedName, id supervise.Identity, exits *supervise.ExitNotice) {
 	p := &proc{id: id, seenAlive: true}
 	t.put(key, p)
-	go t.deliver(key, p, exits)
+	exits.Notify(func(e supervise.Exit) { t.deliver(key, p, e) })
 }
 
 // watch registers a process that is not this process's child and watches
@@ -101,15 +101,14 @@ func (t *procTable) watch(key types.NamespacedName, id supervise.Identity) error
 	p := &proc{id: id, stopWatch: stop}
 	// Watch reports a process that is already gone at once: record it
 	// before returning, so the caller handles it in the same reconcile.
-	select {
-	case e := <-exits:
+	if e, ended := exits.Ended(); ended {
 		p.exit = &e
 		t.put(key, p)
-	default:
-		p.seenAlive = true
-		t.put(key, p)
-		go t.deliver(key, p, exits)
+		return nil
 	}
+	p.seenAlive = true
+	t.put(key, p)
+	exits.Notify(func(e supervise.Exit) { t.deliver(key, p, e) })
 	return nil
 }
 
@@ -142,15 +141,15 @@ func (t *procTable) put(key types.NamespacedName, p *proc) {
 	}
 }
 
-// deliver records the exit of p and turns it into a reconcile request.
-func (t *procTable) deliver(key types.NamespacedName, p *proc, exits <-chan supervise.Exit) {
-	var e supervise.Exit
-	select {
-	case e = <-exits:
-	case <-t.done:
+// deliver records the exit e of p and turns it into a reconcile request.
+// It is called when the exit comes (supervise.ExitNotice): nothing waits
+// for it meanwhile.
+func (t *procTable) deliver(key types.NamespacedName, p *proc, e supervise.Exit) {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
 		return
 	}
-	t.mu.Lock()
 	current := t.procs[key] == p
 	if current {
 		p.exit = &e
@@ -160,7 +159,7 @@ func (t *procTable) deliver(key types.NamespacedName, p *proc, exits <-chan supe
 		// table is closed the reconciler is stopping: the next run decides
 		// the restart from status, and nothing is started that no one
 		// would record.
-		if !p.requested && p.plan != nil && t.restart != nil && !t.closed {
+		if !p.requested && p.plan != nil && t.restart != nil {
 			p.next = t.restart(p.plan, e)
 		}
 	}

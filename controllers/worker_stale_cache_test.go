@@ -37,7 +37,7 @@ import (
 	"github.com/tether-dev/tether/internal/worker/supervise"
 )
 
-func launchSleep(t *testing.T) (supervise.Identity, <-chan supervise.Exit) {
+func launchSleep(t *testing.T) (supervise.Identity, *supervise.ExitNotice) {
 	t.Helper()
 	id, exits, err := supervise.Launch(supervise.LaunchSpec{
 		Command: []string{"sleep", "1000"},
@@ -63,7 +63,7 @@ func TestReconcileProcessKeepsTheChildWhenTheCacheLags(t *testing.T) {
 	if err := syscall.Kill(previous.PID, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	<-previousExits
+	<-previousExits.C()
 	current, currentExits := launchSleep(t)
 
 	live := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default", Finalizers: []string{WorkerFinalizer}}}
@@ -168,7 +168,7 @@ func TestNoStartFromACacheThatLags(t *testing.T) {
 			if err := syscall.Kill(dead.PID, syscall.SIGKILL); err != nil {
 				t.Fatal(err)
 			}
-			<-deadExits
+			<-deadExits.C()
 
 			w := &v1.Worker{ObjectMeta: metav1.ObjectMeta{Name: "agent", Namespace: "default", UID: types.UID(fmt.Sprintf("lag-%d-%d", os.Getpid(), i)), Finalizers: []string{WorkerFinalizer}}}
 			w.Spec.Command = []string{"sleep", "1000"}

@@ -97,10 +97,10 @@ type LaunchSpec struct {
 }
 
 // Launch starts spec in a new session, so it leads its own process group
-// and outlives the caller and the caller's terminal. The returned channel
-// receives the process's Exit once, with its status, if it ends while the
+// and outlives the caller and the caller's terminal. The returned notice
+// delivers the process's Exit, with its status, if it ends while the
 // caller runs.
-func Launch(spec LaunchSpec) (Identity, <-chan Exit, error) {
+func Launch(spec LaunchSpec) (Identity, *ExitNotice, error) {
 	if len(spec.Command) == 0 {
 		return Identity{}, nil, errors.New("no command to launch")
 	}
@@ -131,23 +131,23 @@ func Launch(spec LaunchSpec) (Identity, <-chan Exit, error) {
 		boot, _ := BootID()
 		id = Identity{PID: cmd.Process.Pid, BootID: boot}
 	}
-	exits := make(chan Exit, 1)
+	notice := newExitNotice()
+	reap := func() {
+		_ = cmd.Wait()
+		notice.deliver(exitOf(id, cmd.ProcessState))
+	}
 	// Wait alone would block an OS thread in waitid(2) for the process's
 	// whole life; it is called once the pidfd says the child has ended,
 	// and then only reaps it.
-	var w *exitWaiter
 	if fd, err := unix.PidfdOpen(cmd.Process.Pid, 0); err == nil {
-		w, _ = newExitWaiter(fd)
-	}
-	go func() {
-		if w != nil {
-			_ = w.wait()
-			w.close()
+		if p, err := exitPollerOf(); err != nil {
+			_ = unix.Close(fd)
+		} else if _, err := p.add(fd, reap); err == nil {
+			return id, notice, nil
 		}
-		_ = cmd.Wait()
-		exits <- exitOf(id, cmd.ProcessState)
-	}()
-	return id, exits, nil
+	}
+	go reap()
+	return id, notice, nil
 }
 
 func exitOf(id Identity, state *os.ProcessState) Exit {
@@ -166,14 +166,12 @@ func exitOf(id Identity, state *os.ProcessState) Exit {
 }
 
 // Watch watches a process that is not the caller's child through a pidfd.
-// The channel receives one Exit when the process ends, at once when id no
-// longer runs. Stop ends the watch without an Exit.
-func Watch(id Identity) (exits <-chan Exit, stop func(), err error) {
-	out := make(chan Exit, 1)
+// The notice delivers one Exit when the process ends, and has it already
+// when id no longer runs. Stop ends the watch without an Exit.
+func Watch(id Identity) (exits *ExitNotice, stop func(), err error) {
 	fd, err := unix.PidfdOpen(id.PID, 0)
 	if errors.Is(err, unix.ESRCH) {
-		out <- Exit{Identity: id, Time: time.Now(), Reason: ReasonVanished, ExitCode: -1}
-		return out, func() {}, nil
+		return endedNotice(Exit{Identity: id, Time: time.Now(), Reason: ReasonVanished, ExitCode: -1}), func() {}, nil
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("pidfd_open %d: %w", id.PID, err)
@@ -192,22 +190,23 @@ func Watch(id Identity) (exits <-chan Exit, stop func(), err error) {
 		if st, statErr := readStat(id.PID); statErr == nil && st.state != 'Z' && st.state != 'X' && st.startTicks != id.StartTicks {
 			reason = ReasonPIDReused
 		}
-		out <- Exit{Identity: id, Time: time.Now(), Reason: reason, ExitCode: -1}
-		return out, func() {}, nil
+		return endedNotice(Exit{Identity: id, Time: time.Now(), Reason: reason, ExitCode: -1}), func() {}, nil
 	}
-	w, err := newExitWaiter(fd)
+	p, err := exitPollerOf()
+	if err != nil {
+		_ = unix.Close(fd)
+		return nil, nil, err
+	}
+	notice := newExitNotice()
+	// The poller reports a pidfd that fails as ended too: a watch that can
+	// no longer tell must not stay silent.
+	cancel, err := p.add(fd, func() {
+		notice.deliver(Exit{Identity: id, Time: time.Now(), Reason: ReasonVanished, ExitCode: -1})
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("pidfd of %d: %w", id.PID, err)
 	}
-	go func() {
-		defer w.close()
-		// Any other error of the wait is reported as the end it most
-		// likely is: a watch that can no longer tell must not stay silent.
-		if err := w.wait(); !w.closedWhileWaiting(err) {
-			out <- Exit{Identity: id, Time: time.Now(), Reason: ReasonVanished, ExitCode: -1}
-		}
-	}()
-	return out, w.close, nil
+	return notice, cancel, nil
 }
 
 // Stop ends the process id and its process group: SIGTERM, then SIGKILL

@@ -25,6 +25,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -124,10 +125,10 @@ func TestIdentify(t *testing.T) {
 	}
 }
 
-func waitExit(t *testing.T, exits <-chan Exit, within time.Duration) Exit {
+func waitExit(t *testing.T, exits *ExitNotice, within time.Duration) Exit {
 	t.Helper()
 	select {
-	case e := <-exits:
+	case e := <-exits.C():
 		return e
 	case <-time.After(within):
 		t.Fatalf("no exit within %s", within)
@@ -221,7 +222,7 @@ func TestWatchAdopted(t *testing.T) {
 	}
 	defer stop()
 	select {
-	case e := <-exits:
+	case e := <-exits.C():
 		t.Fatalf("exit reported for a live process: %+v", e)
 	case <-time.After(100 * time.Millisecond):
 	}
@@ -270,7 +271,7 @@ func TestWatchStop(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	_ = cmd.Process.Kill()
 	select {
-	case e := <-exits:
+	case e := <-exits.C():
 		t.Fatalf("a stopped watch reported %+v", e)
 	case <-time.After(200 * time.Millisecond):
 	}
@@ -447,25 +448,26 @@ func TestParseIdentityPrefix(t *testing.T) {
 }
 
 // TestWaitingHoldsNoThreadPerProcess: a Worker's process, launched or
-// adopted, is waited for by a goroutine parked on the runtime's poller,
-// not by an OS thread blocked in poll(2), wait4(2) or waitid(2) (48 KB of
-// Go stacks each, and a kernel thread): no thread of the test process sits
-// in those calls however many processes it waits for, and every end is
-// still reported.
+// adopted, is waited for by the one exit poller, not by an OS thread
+// blocked in poll(2), wait4(2) or waitid(2) (48 KB of Go stacks each, and
+// a kernel thread), nor by a goroutine of its own (about 6 KB of stack):
+// neither threads in those calls nor goroutines grow with the number of
+// processes waited for, every end is still reported, and each wait's
+// pidfd is released once it is.
 func TestWaitingHoldsNoThreadPerProcess(t *testing.T) {
 	const n = 64
 	cases := []struct {
 		name  string
-		start func(t *testing.T) (Identity, <-chan Exit)
+		start func(t *testing.T) (Identity, *ExitNotice)
 	}{
-		{"launched", func(t *testing.T) (Identity, <-chan Exit) {
+		{"launched", func(t *testing.T) (Identity, *ExitNotice) {
 			id, exits, err := Launch(LaunchSpec{Command: []string{"sleep", "60"}})
 			if err != nil {
 				t.Fatal(err)
 			}
 			return id, exits
 		}},
-		{"adopted", func(t *testing.T) (Identity, <-chan Exit) {
+		{"adopted", func(t *testing.T) (Identity, *ExitNotice) {
 			cmd := exec.Command("sleep", "60")
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
@@ -485,9 +487,9 @@ func TestWaitingHoldsNoThreadPerProcess(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			before := waitingThreads(t)
+			before, goroutines := waitingThreads(t), runtime.NumGoroutine()
 			ids := make([]Identity, n)
-			exits := make([]<-chan Exit, n)
+			exits := make([]*ExitNotice, n)
 			for i := range n {
 				ids[i], exits[i] = tc.start(t)
 				t.Cleanup(func() { _ = syscall.Kill(ids[i].PID, syscall.SIGKILL) })
@@ -496,6 +498,11 @@ func TestWaitingHoldsNoThreadPerProcess(t *testing.T) {
 			if grown := waitingThreads(t) - before; grown > n/4 {
 				t.Errorf("waiting for %d processes put %d OS threads in a blocking wait", n, grown)
 			}
+			// The poller's own goroutine, started at its first use, and
+			// the runtime's or the test's own come and go: a few, never n.
+			if grown := runtime.NumGoroutine() - goroutines; grown > n/8 {
+				t.Errorf("waiting for %d processes holds %d more goroutines", n, grown)
+			}
 			for i := range n {
 				if err := syscall.Kill(ids[i].PID, syscall.SIGKILL); err != nil {
 					t.Fatal(err)
@@ -503,7 +510,7 @@ func TestWaitingHoldsNoThreadPerProcess(t *testing.T) {
 			}
 			for i := range n {
 				select {
-				case e := <-exits[i]:
+				case e := <-exits[i].C():
 					if e.Identity.PID != ids[i].PID {
 						t.Errorf("exit of pid %d reported for pid %d", e.Identity.PID, ids[i].PID)
 					}
@@ -511,7 +518,93 @@ func TestWaitingHoldsNoThreadPerProcess(t *testing.T) {
 					t.Fatalf("the end of pid %d was never reported", ids[i].PID)
 				}
 			}
+			if p, err := exitPollerOf(); err != nil || p.pending() != 0 {
+				t.Errorf("the poller still holds %d waits after every end (%v)", p.pending(), err)
+			}
 		})
+	}
+}
+
+// TestExitNotice: an exit reaches every caller of Notify and C, whether
+// they asked before or after it came, exactly once, and a stopped watch
+// delivers nothing and leaves no wait behind.
+func TestExitNotice(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	id, err := Identify(cmd.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := exitPollerOf()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped, stop, err := Watch(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stoppedCalls atomic.Int32
+	stopped.Notify(func(Exit) { stoppedCalls.Add(1) })
+	stop()
+	stop()
+
+	exits, stopWatched, err := Watch(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopWatched()
+	if _, ended := exits.Ended(); ended {
+		t.Fatal("a running process's notice says it ended")
+	}
+	if got := p.pending(); got != 1 {
+		t.Fatalf("the poller holds %d waits, want 1 (the stopped watch released)", got)
+	}
+	before := make(chan Exit, 2)
+	exits.Notify(func(e Exit) { before <- e })
+	exits.Notify(func(e Exit) { before <- e })
+	early := exits.C()
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	e := waitExit(t, exits, 10*time.Second)
+	if e.Identity != id || e.Reason != ReasonVanished {
+		t.Errorf("exit = %+v, want a vanished end of %v", e, id)
+	}
+	if exits.C() != early {
+		t.Error("C returned another channel after the exit")
+	}
+	for range 2 {
+		select {
+		case got := <-before:
+			if got != e {
+				t.Errorf("Notify got %+v, want %+v", got, e)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("a Notify made before the exit was never called")
+		}
+	}
+	late := make(chan Exit, 1)
+	exits.Notify(func(e Exit) { late <- e })
+	select {
+	case got := <-late:
+		if got != e {
+			t.Errorf("late Notify got %+v, want %+v", got, e)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a Notify made after the exit was never called")
+	}
+	if got, ended := exits.Ended(); !ended || got != e {
+		t.Errorf("Ended() = %+v, %v", got, ended)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if n := stoppedCalls.Load(); n != 0 {
+		t.Errorf("a stopped watch delivered %d exits", n)
+	}
+	if got := p.pending(); got != 0 {
+		t.Errorf("the poller holds %d waits after the exit", got)
 	}
 }
 
