@@ -695,6 +695,7 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 	saveHeap := func(stage string) {
 		if profiles != "" {
 			saveHeapProfile(b, pprofAddr, filepath.Join(profiles, args[1][2:]+"-"+stage))
+			saveGoroutines(b, pprofAddr, filepath.Join(profiles, args[1][2:]+"-"+stage+"-goroutines.txt"))
 		}
 	}
 	saveHeap("sync")
@@ -883,6 +884,7 @@ func measureStart(b *testing.B, cmd *exec.Cmd, name, pprofAddr string, scan func
 	res.cpu = procCPU(b, cmd.Process.Pid)
 	if profiles := os.Getenv(scaleProfilesEnv); profiles != "" && pprofAddr != "" {
 		saveHeapProfile(b, pprofAddr, filepath.Join(profiles, name+"-settled"))
+		saveGoroutines(b, pprofAddr, filepath.Join(profiles, name+"-settled-goroutines.txt"))
 	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()

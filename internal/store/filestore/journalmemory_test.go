@@ -126,12 +126,12 @@ func TestJournalReadersHoldNoCopyOfTheJournal(t *testing.T) {
 	}
 	for key, want := range objects {
 		ns, name, _ := strings.Cut(key, "/")
-		got, ok := ix.object(ix.versions[key], ns, name, new([]byte))
+		got, ok := ix.object(ix.versions[ix.keyHash(key)], ns, name, new([]byte))
 		if !ok || string(got) != want {
 			t.Fatalf("%s: the index reads %.80q (%v), want the newest entry's %.80q", key, got, ok, want)
 		}
 	}
-	if _, ok := ix.object(ix.versions["default/h1"], "default", "h2", new([]byte)); ok {
+	if _, ok := ix.object(ix.versions[ix.objectHash("default", "h1")], "default", "h2", new([]byte)); ok {
 		t.Error("the index read h1's entry as h2's")
 	}
 }

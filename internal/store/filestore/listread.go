@@ -21,6 +21,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
@@ -50,23 +51,33 @@ type journalVersion struct {
 	size   int
 }
 
-// readObjects reads the object files at paths, like readObjectFile each.
-// A store-written file (valid checksum header) whose resourceVersion is the
-// newest in the journal holds the same object as that journal entry, so
-// for a large list the object is decoded from the entry's JSON, several
-// times faster than parsing YAML, and into the Go type newTyped makes when
-// it is given; a file that its stamp (see stamps.go) shows unchanged since
-// it was found so is not even read. Any other file (a hand edit, an object
-// whose entry was compacted away, a journal that cannot be read) is read
-// from its YAML as before. Slots of unreadable files stay nil.
-func (s *objectFiles) readObjects(r *resource, paths []string, slots *itemSlots, shape readShape) []*storedObject {
-	read := make([]*storedObject, len(paths))
+// readObjects reads the object files of files, like
+// readObjectFile each. A store-written file (valid checksum header) whose
+// resourceVersion is the newest in the journal holds the same object as
+// that journal entry, so for a large list the object is decoded from the
+// entry's JSON, several times faster than parsing YAML, and into the Go
+// type newTyped makes when it is given; a file that its stamp (see
+// stamps.go) shows unchanged since it was found so is not even read. Any
+// other file (a hand edit, an object whose entry was compacted away, a
+// journal that cannot be read) is read from its YAML as before. Slots of
+// unreadable files stay nil.
+//
+// What a large list holds only while it runs is made in a few large
+// allocations (the objects' records in one array, paths made when read,
+// the journal's index keyed by hashes), not a small one per object: the
+// collector never moves what the list keeps, and small ones made in
+// between would leave holes among the cache's objects for as long as it
+// holds them.
+func (s *objectFiles) readObjects(r *resource, files *listedFiles, slots *itemSlots, shape readShape) []*storedObject {
+	n := len(files.files)
+	read := make([]*storedObject, n)
+	records := make([]storedObject, n)
 	if slots != nil {
-		slots.make(len(paths))
+		slots.make(n)
 	}
 	var index *journalIndex
 	var stamps stampSet
-	if len(paths) >= journalReadMin {
+	if n >= journalReadMin {
 		if index = s.journalIndex(r); index != nil {
 			defer func() { _ = index.close() }()
 			stamps = s.loadStamps(r)
@@ -74,45 +85,46 @@ func (s *objectFiles) readObjects(r *resource, paths []string, slots *itemSlots,
 	}
 	// File times come from the real clock, whatever clock the store uses.
 	settled := time.Now().Add(-s.stampSettle).UnixNano()
-	found := make([]fileStamp, len(paths))
-	fresh := make([]bool, len(paths))
-	forEachParallel(len(paths), func(i int) {
+	found := make([]fileStamp, n)
+	fresh := make([]bool, n)
+	forEachParallel(n, func(i int) {
 		var typed client.Object
 		if slots != nil {
 			typed = slots.at(i)
 		}
-		if so, st, isFresh := s.readFromJournal(index, stamps, paths[i], typed, shape, settled); so != nil {
-			if typed != nil {
-				so.slot = i + 1
+		path := files.path(i)
+		if st, isFresh, ok := s.readFromJournal(&records[i], index, stamps, path, typed, shape, settled); ok {
+			if typed != nil && records[i].typed != nil {
+				records[i].slot = i + 1
 			}
-			read[i], found[i], fresh[i] = so, st, isFresh
+			read[i], found[i], fresh[i] = &records[i], st, isFresh
 			return
 		}
-		if so, err := s.readObjectFile(paths[i]); err == nil {
+		records[i] = storedObject{}
+		if so, err := s.readObjectFile(path); err == nil {
 			read[i] = so
 		}
 	})
 	if index != nil {
-		s.restamp(r, index, stamps, paths, found, fresh)
+		s.restamp(r, index, stamps, files, found, fresh)
 	}
 	return read
 }
 
 // restamp saves the stamps a large list found (found[i] is the stamp of
-// paths[i], if any, and fresh[i] tells whether it was new), with those of
+// file i, if any, and fresh[i] tells whether it was new), with those of
 // the objects it did not list (another namespace's) that are still in the
 // journal at their stamped resourceVersion, when enough changed.
-func (s *objectFiles) restamp(r *resource, index *journalIndex, old stampSet, paths []string, found []fileStamp, fresh []bool) {
+func (s *objectFiles) restamp(r *resource, index *journalIndex, old stampSet, files *listedFiles, found []fileStamp, fresh []bool) {
 	next := stampSet{}
 	for k, st := range old {
-		if v, ok := index.versions[k]; ok && v.rv == st.rv {
+		if v, ok := index.versions[index.keyHash(k)]; ok && v.rv == st.rv {
 			next[k] = st
 		}
 	}
 	newCount, dropped := 0, len(old)-len(next)
-	for i, path := range paths {
-		_, ns, name, _ := s.keyOfPath(path)
-		key := ns + "/" + name
+	for i, f := range files.files {
+		key := f.namespace + "/" + f.name
 		_, had := next[key]
 		switch {
 		case found[i] != fileStamp{}:
@@ -130,79 +142,78 @@ func (s *objectFiles) restamp(r *resource, index *journalIndex, old stampSet, pa
 	}
 }
 
-// readFromJournal returns the object at path decoded from its journal
-// entry, or nil when the file is not exactly that entry's version or the
-// entry does not decode to the object the path names. It returns the
-// file's stamp too, when it has one: the stamp in stamps that still holds,
-// or a fresh one (isFresh) for a file found whole that last changed before
-// settled (Unix nanoseconds). Given a mention, an entry whose JSON does
-// not contain it is not decoded: the object is marked unmentioned. Given
-// fields, an unstructured object is decoded with those fields only.
-func (s *objectFiles) readFromJournal(index *journalIndex, stamps stampSet, path string, typed client.Object, shape readShape, settled int64) (so *storedObject, stamp fileStamp, isFresh bool) {
+// readFromJournal decodes the object at path from its journal entry into
+// so, and reports false when the file is not exactly that entry's version
+// or the entry does not decode to the object the path names. It returns
+// the file's stamp too, when it has one: the stamp in stamps that still
+// holds, or a fresh one (isFresh) for a file found whole that last changed
+// before settled (Unix nanoseconds). Given a mention, an entry whose JSON
+// does not contain it is not decoded: the object is marked unmentioned.
+// Given fields, an unstructured object is decoded with those fields only.
+func (s *objectFiles) readFromJournal(so *storedObject, index *journalIndex, stamps stampSet, path string, typed client.Object, shape readShape, settled int64) (stamp fileStamp, isFresh, ok bool) {
 	if index == nil {
-		return nil, fileStamp{}, false
+		return fileStamp{}, false, false
 	}
 	_, ns, name, ok := s.keyOfPath(path)
 	if !ok {
-		return nil, fileStamp{}, false
+		return fileStamp{}, false, false
 	}
-	key := ns + "/" + name
-	v, ok := index.versions[key]
+	v, ok := index.versions[index.objectHash(ns, name)]
 	if !ok {
-		return nil, fileStamp{}, false
+		return fileStamp{}, false, false
 	}
 	// The line is read into a buffer of the pool: what is decoded from it
 	// is copied out.
 	line := lineBuffers.Get().(*[]byte)
 	defer lineBuffers.Put(line)
-	if st, ok := stamps[key]; ok && st.rv == v.rv && s.stampHolds(st, path) {
+	if st, ok := stamps[ns+"/"+name]; ok && st.rv == v.rv && s.stampHolds(st, path) {
 		object, ok := index.object(v, ns, name, line)
 		if !ok {
-			return nil, fileStamp{}, false
+			return fileStamp{}, false, false
 		}
 		if shape.mention != nil && !bytes.Contains(object, shape.mention) {
-			return &storedObject{unmentioned: true}, st, false
+			so.unmentioned = true
+			return st, false, true
 		}
-		if so := decodeEntryObject(object, ns, name, typed, shape.fields); so != nil {
-			return so, st, false
+		if decodeEntryObject(so, object, ns, name, typed, shape.fields) {
+			return st, false, true
 		}
-		return nil, fileStamp{}, false
+		return fileStamp{}, false, false
 	}
 	f, fi, err := s.openRegular(path)
 	if err != nil {
-		return nil, fileStamp{}, false
+		return fileStamp{}, false, false
 	}
 	s.objectReads.Add(1)
 	data, err := readAllSized(f, fi)
 	_ = f.Close()
 	if err != nil {
-		return nil, fileStamp{}, false
+		return fileStamp{}, false, false
 	}
 	rv, _, valid := parseHeader(data)
 	if !valid || rv != v.rv {
-		return nil, fileStamp{}, false
+		return fileStamp{}, false, false
 	}
 	object, ok := index.object(v, ns, name, line)
 	if !ok {
-		return nil, fileStamp{}, false
+		return fileStamp{}, false, false
 	}
 	if shape.mention != nil && !bytes.Contains(object, shape.mention) {
-		so = &storedObject{unmentioned: true}
-	} else if so = decodeEntryObject(object, ns, name, typed, shape.fields); so == nil {
-		return nil, fileStamp{}, false
+		so.unmentioned = true
+	} else if !decodeEntryObject(so, object, ns, name, typed, shape.fields) {
+		return fileStamp{}, false, false
 	}
 	if st, ok := stampOf(fi, rv); ok && st.ctime < settled && st.size == int64(len(data)) {
-		return so, st, true
+		return st, true, true
 	}
-	return so, fileStamp{}, false
+	return fileStamp{}, false, true
 }
 
-// decodeEntryObject decodes a journal entry's object, into typed when it
-// is given, else as an unstructured object holding only fields when they
-// are given, or returns nil when it does not decode to the object
-// namespace/name.
-func decodeEntryObject(object json.RawMessage, ns, name string, typed client.Object, fields fieldTree) *storedObject {
-	so := &storedObject{}
+// decodeEntryObject decodes a journal entry's object into so: into typed
+// when it is given, else as an unstructured object holding only fields
+// when they are given. It reports false when the object does not decode
+// to the object namespace/name.
+func decodeEntryObject(so *storedObject, object json.RawMessage, ns, name string, typed client.Object, fields fieldTree) bool {
 	var obj metav1.Object
 	var err error
 	if typed != nil {
@@ -218,13 +229,10 @@ func decodeEntryObject(object json.RawMessage, ns, name string, typed client.Obj
 			err = utiljson.Unmarshal(object, &so.obj.Object)
 		}
 		if so.obj.Object == nil {
-			return nil
+			return false
 		}
 	}
-	if err != nil || obj.GetName() != name || obj.GetNamespace() != ns {
-		return nil
-	}
-	return so
+	return err == nil && obj.GetName() == name && obj.GetNamespace() == ns
 }
 
 // itemSlots are the elements of a typed list's Items, made in one slice
@@ -303,8 +311,27 @@ func (s *itemSlots) take(list client.ObjectList, items []*storedObject) bool {
 // each object's line when it decodes it, instead of holding the whole
 // journal while it decodes them all.
 type journalIndex struct {
-	f        *os.File
-	versions map[string]journalVersion
+	f *os.File
+	// versions is keyed by the hash of "namespace/name" (keyHash), not
+	// the string: a string per object would live as long as the list.
+	// Two keys that hash alike share a slot; the loser's entry is then
+	// not found (object checks the key of the line it reads), and its
+	// file is read instead.
+	versions map[uint64]journalVersion
+	seed     maphash.Seed
+}
+
+// keyHash hashes an object's "namespace/name" key.
+func (ix *journalIndex) keyHash(key string) uint64 { return maphash.String(ix.seed, key) }
+
+// objectHash is keyHash of namespace + "/" + name, without making it.
+func (ix *journalIndex) objectHash(namespace, name string) uint64 {
+	var h maphash.Hash
+	h.SetSeed(ix.seed)
+	_, _ = h.WriteString(namespace)
+	_ = h.WriteByte('/')
+	_, _ = h.WriteString(name)
+	return h.Sum64()
 }
 
 // journalIndexChunk bounds what journalIndex reads of the journal at a time.
@@ -319,7 +346,7 @@ func (s *objectFiles) journalIndex(r *resource) *journalIndex {
 	if err != nil {
 		return nil
 	}
-	ix := &journalIndex{f: f, versions: map[string]journalVersion{}}
+	ix := &journalIndex{f: f, versions: map[uint64]journalVersion{}, seed: maphash.MakeSeed()}
 	resourceField := []byte(`"resource":"` + r.plural + `"`)
 	// Room for a chunk and the torn line kept before it: grown only for a
 	// longer line.
@@ -386,7 +413,7 @@ func (ix *journalIndex) add(r *resource, lines [][]byte, offsets []int64, resour
 		if e == nil {
 			continue
 		}
-		key := e.Namespace + "/" + e.Name
+		key := ix.objectHash(e.Namespace, e.Name)
 		if e.Type == Deleted {
 			delete(ix.versions, key)
 			continue
@@ -417,6 +444,26 @@ func (ix *journalIndex) object(v journalVersion, namespace, name string, buf *[]
 }
 
 func (ix *journalIndex) close() error { return ix.f.Close() }
+
+// listedFiles are the object files a list found, in key order. A file is
+// named by its directory and its object's key: its path is made when it
+// is read, so that no path per object lives as long as the list.
+type listedFiles struct {
+	dirs  []string
+	files []listedFile
+}
+
+// listedFile is one object file: dirs[dir]/name.yaml, of object
+// namespace/name.
+type listedFile struct {
+	dir             int
+	namespace, name string
+}
+
+func (l *listedFiles) path(i int) string {
+	f := l.files[i]
+	return filepath.Join(l.dirs[f.dir], f.name+fileSuffix)
+}
 
 // list reads every object of r in namespace ("" for all). Files that hold
 // a hand edit not adopted yet, or that cannot be read, are returned apart
@@ -455,37 +502,38 @@ func (s *objectFiles) list(r *resource, namespace string, slots *itemSlots, shap
 			}
 		}
 	}
-	type keyedPath struct{ namespace, name, path string }
-	var files []keyedPath
-	for _, dir := range dirs {
+	files := &listedFiles{dirs: dirs}
+	for d, dir := range dirs {
 		entries, err := s.readStoreDir(dir)
 		if err != nil {
 			return nil, nil, err
 		}
+		dirNamespace := ""
 		for _, e := range entries {
 			if e.IsDir() || !strings.HasSuffix(e.Name(), fileSuffix) || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
-			path := filepath.Join(dir, e.Name())
-			if _, ns, name, ok := s.keyOfPath(path); ok {
-				files = append(files, keyedPath{ns, name, path})
+			_, ns, _, ok := s.keyOfPath(filepath.Join(dir, e.Name()))
+			if !ok {
+				continue
 			}
+			// One string for the directory's namespace, not one per file.
+			if ns != dirNamespace {
+				dirNamespace = strings.Clone(ns)
+			}
+			files.files = append(files.files, listedFile{d, dirNamespace, strings.TrimSuffix(e.Name(), fileSuffix)})
 		}
 	}
-	slices.SortFunc(files, func(a, b keyedPath) int {
+	slices.SortFunc(files.files, func(a, b listedFile) int {
 		return cmp.Or(strings.Compare(a.namespace, b.namespace), strings.Compare(a.name, b.name))
 	})
-	paths := make([]string, len(files))
-	for i, f := range files {
-		paths[i] = f.path
-	}
-	read := s.readObjects(r, paths, slots, shape)
+	read := s.readObjects(r, files, slots, shape)
 	for i, so := range read {
 		if so != nil && so.unmentioned {
 			continue
 		}
 		if so == nil || so.handEdited {
-			pending = append(pending, paths[i])
+			pending = append(pending, files.path(i))
 			continue
 		}
 		items = append(items, so)
