@@ -19,17 +19,16 @@ package controllers
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/cachestore"
 	"github.com/tether-dev/tether/internal/workspace/snapshot"
 )
 
@@ -100,18 +99,7 @@ func (p *refProber) checkpoints(ctx context.Context) ([]*v1.Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, ok := inf.(interface{ GetStore() toolscache.Store })
-	if !ok {
-		return nil, fmt.Errorf("the Checkpoint informer (%T) offers no store to read", inf)
-	}
-	objs := store.GetStore().List()
-	cps := make([]*v1.Checkpoint, 0, len(objs))
-	for _, o := range objs {
-		if cp, ok := o.(*v1.Checkpoint); ok {
-			cps = append(cps, cp)
-		}
-	}
-	return cps, nil
+	return cachestore.Objects[*v1.Checkpoint](inf)
 }
 
 // readyAgrees tells whether cp's Ready condition holds what a reconcile

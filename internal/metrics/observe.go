@@ -29,6 +29,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	v1 "github.com/tether-dev/tether/api/v1alpha1"
+	"github.com/tether-dev/tether/internal/cachestore"
 )
 
 // Setup adds to mgr what computes the observed metrics: the Hook gauge,
@@ -55,9 +56,9 @@ func Setup(mgr manager.Manager) error {
 				return err
 			}
 			defer func() { _ = inf.RemoveEventHandler(reg) }()
-			if st, ok := inf.(interface{ GetStore() toolscache.Store }); ok {
+			if st, ok := cachestore.Of(inf); ok {
 				if _, isHook := o.obj.(*v1.Hook); isHook {
-					src.store = st.GetStore()
+					src.store = st
 				}
 			}
 		}
