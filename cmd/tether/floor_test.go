@@ -126,5 +126,6 @@ func runCacheFloor(backend, target, pprofAddr string) error {
 	if err := mgr.Add(&settlegc.Settler{Synced: mgr.GetCache().WaitForCacheSync, Metrics: crmetrics.Registry, Log: settled}); err != nil {
 		return err
 	}
+	settlegc.Fill(ctx, mgr.GetCache().WaitForCacheSync)
 	return mgr.Start(ctx)
 }

@@ -31,6 +31,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -43,6 +44,61 @@ import (
 // heap change little, so the extra collections cost little CPU, where the
 // wave's churn would have paid a third more.
 const SteadyGCPercent = 50
+
+// FillGCPercent is the GOGC while the caches fill for the first time: the
+// informers' first lists decode every object, and what the decoders throw
+// away is interleaved with what the caches keep. The collector never moves
+// an object, so the garbage of a long collection cycle leaves holes among
+// the cached objects for as long as they are held; short cycles leave
+// fewer. It costs collections only while the caches fill.
+const FillGCPercent = 25
+
+// Fill sets FillGCPercent until synced (cache.Cache's WaitForCacheSync)
+// returns, unless the user set GOGC, then restores the GOGC it found,
+// unless the collector has been settled meanwhile. Call it before the
+// caches start.
+func Fill(ctx context.Context, synced func(context.Context) bool) {
+	if _, userSet := os.LookupEnv("GOGC"); userSet {
+		return
+	}
+	processGC.fill(ctx, synced)
+}
+
+// gcPercent orders the changes of one process's GOGC: Fill's restore must
+// not undo a settling that came first.
+type gcPercent struct {
+	mu      sync.Mutex
+	settled bool
+	// set is debug.SetGCPercent; tests replace it.
+	set func(int) int
+}
+
+var processGC = &gcPercent{set: debug.SetGCPercent}
+
+func (g *gcPercent) fill(ctx context.Context, synced func(context.Context) bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.settled {
+		return
+	}
+	found := g.set(FillGCPercent)
+	go func() {
+		synced(ctx)
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if !g.settled {
+			g.set(found)
+		}
+	}()
+}
+
+// settle sets percent, which from then on no fill undoes.
+func (g *gcPercent) settle(percent int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.settled = true
+	g.set(percent)
+}
 
 // SettledMessage is what Settler logs when it settles the collector.
 const SettledMessage = "start-up wave over: collector settled"
@@ -157,7 +213,7 @@ type settled struct {
 func settleRuntime() settled {
 	var r settled
 	if _, userSet := os.LookupEnv("GOGC"); !userSet {
-		debug.SetGCPercent(SteadyGCPercent)
+		processGC.settle(SteadyGCPercent)
 		r.gcPercent = SteadyGCPercent
 	}
 	var before, after runtime.MemStats

@@ -21,6 +21,7 @@ import (
 	"errors"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -178,5 +179,75 @@ func unsetenv(t *testing.T, key string) {
 	t.Helper()
 	if err := os.Unsetenv(key); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFill: GOGC is FillGCPercent while the caches fill, and the one found
+// before once they have synced, or when the wait ends with its context; a
+// settling that comes first is never undone, and a fill after it changes
+// nothing.
+func TestFill(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// settleDuring settles before the caches have synced.
+		settleDuring, settleBefore bool
+		want                       []int
+	}{
+		{name: "synced", want: []int{FillGCPercent, 100}},
+		{name: "settled before synced", settleDuring: true, want: []int{FillGCPercent, SteadyGCPercent}},
+		{name: "settled before the fill", settleBefore: true, want: []int{SteadyGCPercent}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			current := 100
+			var seen []int
+			g := &gcPercent{set: func(p int) int {
+				old := current
+				current = p
+				seen = append(seen, p)
+				return old
+			}}
+			if tc.settleBefore {
+				g.settle(SteadyGCPercent)
+			}
+			release, returned := make(chan struct{}), make(chan struct{})
+			g.fill(context.Background(), func(context.Context) bool {
+				<-release
+				defer close(returned)
+				return true
+			})
+			if tc.settleDuring {
+				g.settle(SteadyGCPercent)
+			}
+			close(release)
+			if !tc.settleBefore {
+				<-returned
+			}
+			// The restore runs after synced returns, under the lock.
+			deadline := time.Now().Add(5 * time.Second)
+			for {
+				g.mu.Lock()
+				got := slices.Clone(seen)
+				g.mu.Unlock()
+				if slices.Equal(got, tc.want) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("GOGC was set to %v, want %v", got, tc.want)
+				}
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+}
+
+// TestFillKeepsTheUsersGOGC: a GOGC the user set is never changed.
+func TestFillKeepsTheUsersGOGC(t *testing.T) {
+	t.Setenv("GOGC", "300")
+	prev := debug.SetGCPercent(300)
+	defer debug.SetGCPercent(prev)
+	Fill(context.Background(), func(context.Context) bool { return true })
+	time.Sleep(10 * time.Millisecond)
+	if got := debug.SetGCPercent(300); got != 300 {
+		t.Errorf("GOGC = %d after a fill with GOGC=300 set", got)
 	}
 }

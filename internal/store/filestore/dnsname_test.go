@@ -99,3 +99,43 @@ func TestKeyOfPathAgreesWithRel(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyOfRel pins what names an object below the store: PLURAL/NS/NAME.yaml
+// for a namespaced kind, PLURAL/NAME.yaml for a cluster-scoped one, with
+// valid names, and nothing else.
+func TestKeyOfRel(t *testing.T) {
+	s := &layout{dir: "/run/store", byPlural: map[string]*resource{
+		"hooks": {plural: "hooks", namespaced: true},
+		"nodes": {plural: "nodes"},
+	}}
+	cases := []struct {
+		rel, plural, ns, name string
+	}{
+		{"hooks/default/a.yaml", "hooks", "default", "a"},
+		{"hooks/team-1/a.b-c.yaml", "hooks", "team-1", "a.b-c"},
+		{"nodes/a.yaml", "nodes", "", "a"},
+		{"hooks/a.yaml", "", "", ""},
+		{"nodes/x/a.yaml", "", "", ""},
+		{"hooks/default/x/a.yaml", "", "", ""},
+		{"hooks/Default/a.yaml", "", "", ""},
+		{"hooks/de.fault/a.yaml", "", "", ""},
+		{"hooks/default/.a.yaml", "", "", ""},
+		{"hooks/default/A.yaml", "", "", ""},
+		{"hooks/default/a.yml", "", "", ""},
+		{"hooks/default/.yaml", "", "", ""},
+		{"events/default/a.yaml", "", "", ""},
+		{"a.yaml", "", "", ""},
+		{"hooks//a.yaml", "", "", ""},
+		{"", "", "", ""},
+	}
+	for _, c := range cases {
+		r, ns, name, ok := s.keyOfRel(c.rel)
+		plural := ""
+		if ok {
+			plural = r.plural
+		}
+		if plural != c.plural || ns != c.ns || name != c.name || ok != (c.plural != "") {
+			t.Errorf("keyOfRel(%q) = %q %q %q %v, want %q %q %q", c.rel, plural, ns, name, ok, c.plural, c.ns, c.name)
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -928,16 +929,53 @@ func entryHead(line []byte) (*entry, error) {
 // for anything else (another field order, an escape, a number
 // encoding/json would refuse or round), which the caller decodes with
 // encoding/json instead.
-func parseKeys(head []byte) (*entry, bool) { //nolint:gocyclo // one scanner over the key fields in their order; split, each piece would pass its position and the entry on
-	if len(head) == 0 || head[0] != '{' {
+func parseKeys(head []byte) (*entry, bool) {
+	k, ok := scanKeys(head)
+	if !ok {
 		return nil, false
 	}
-	e := &entry{}
+	return &entry{Compacted: k.compacted, RV: k.rv, Group: k.group, Type: EventType(k.typ),
+		Resource: string(k.resource), Namespace: string(k.namespace), Name: string(k.name)}, true
+}
+
+// entryKeys are an entry's key fields, the text ones as slices of its line.
+type entryKeys struct {
+	compacted, rv                  uint64
+	group                          int
+	typ, resource, namespace, name []byte
+}
+
+// keysOf returns the key fields of e.
+func keysOf(e *entry) entryKeys {
+	return entryKeys{compacted: e.Compacted, rv: e.RV, group: e.Group, typ: []byte(e.Type),
+		resource: []byte(e.Resource), namespace: []byte(e.Namespace), name: []byte(e.Name)}
+}
+
+// lineKeys returns the key fields and the object of a journal line without
+// allocating, as entryHead would decode them; false for a line entryHead
+// must decode with encoding/json. A large list reads a line per object and
+// the index a line per entry: a small allocation each would be garbage
+// among the objects the cache keeps.
+func lineKeys(line []byte) (entryKeys, []byte, bool) {
+	i := bytes.Index(line, objectKey)
+	if i < 0 || line[len(line)-1] != '}' {
+		return entryKeys{}, nil, false
+	}
+	k, ok := scanKeys(line[:i])
+	return k, line[i+len(objectKey) : len(line)-1], ok
+}
+
+// scanKeys is parseKeys without allocating.
+func scanKeys(head []byte) (entryKeys, bool) { //nolint:gocyclo // one scanner over the key fields in their order; split, each piece would pass its position and the entry on
+	var k entryKeys
+	if len(head) == 0 || head[0] != '{' {
+		return k, false
+	}
 	rest, next := head[1:], 0
 	for len(rest) > 0 {
 		if next > 0 {
 			if rest[0] != ',' {
-				return nil, false
+				return k, false
 			}
 			rest = rest[1:]
 		}
@@ -949,21 +987,21 @@ func parseKeys(head []byte) (*entry, bool) { //nolint:gocyclo // one scanner ove
 			}
 		}
 		if field < 0 {
-			return nil, false
+			return k, false
 		}
 		rest, next = rest[len(keyPrefixes[field]):], field+1
 		var value []byte
 		if keyFields[field] == "type" || keyFields[field] == "resource" || keyFields[field] == "namespace" || keyFields[field] == "name" {
 			if len(rest) < 2 || rest[0] != '"' {
-				return nil, false
+				return k, false
 			}
 			end := bytes.IndexByte(rest[1:], '"')
 			if end < 0 {
-				return nil, false
+				return k, false
 			}
 			value, rest = rest[1:end+1], rest[end+2:]
 			if bytes.ContainsFunc(value, func(r rune) bool { return r < 0x20 || r == '\\' || r >= 0x7f }) {
-				return nil, false
+				return k, false
 			}
 		} else {
 			end := 0
@@ -972,31 +1010,47 @@ func parseKeys(head []byte) (*entry, bool) { //nolint:gocyclo // one scanner ove
 			}
 			value, rest = rest[:end], rest[end:]
 			if len(value) == 0 || len(value) > 1 && value[0] == '0' {
-				return nil, false
+				return k, false
 			}
 		}
-		var err error
+		ok := true
 		switch keyFields[field] {
 		case "compacted":
-			e.Compacted, err = strconv.ParseUint(string(value), 10, 64)
+			k.compacted, ok = parseDigits(value, math.MaxUint64)
 		case "rv":
-			e.RV, err = strconv.ParseUint(string(value), 10, 64)
+			k.rv, ok = parseDigits(value, math.MaxUint64)
 		case "group":
-			e.Group, err = strconv.Atoi(string(value))
+			var g uint64
+			g, ok = parseDigits(value, math.MaxInt)
+			k.group = int(g)
 		case "type":
-			e.Type = EventType(value)
+			k.typ = value
 		case "resource":
-			e.Resource = string(value)
+			k.resource = value
 		case "namespace":
-			e.Namespace = string(value)
+			k.namespace = value
 		case "name":
-			e.Name = string(value)
+			k.name = value
 		}
-		if err != nil {
-			return nil, false
+		if !ok {
+			return k, false
 		}
 	}
-	return e, true
+	return k, true
+}
+
+// parseDigits parses decimal digits up to limit, as strconv.ParseUint
+// would, without the string it takes.
+func parseDigits(digits []byte, limit uint64) (uint64, bool) {
+	var n uint64
+	for _, c := range digits {
+		d := uint64(c - '0')
+		if n > (limit-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 // keyFields are entry's key fields in the order json.Marshal writes them,

@@ -179,6 +179,9 @@ func FuzzParseKeys(f *testing.F) {
 	f.Add([]byte(`{"name":"a\"b"`))
 	f.Add([]byte(`{"name":"é"`))
 	f.Add([]byte(`{"group":-1`))
+	f.Add([]byte(`{"group":9223372036854775807`))
+	f.Add([]byte(`{"group":9223372036854775808`))
+	f.Add([]byte(`{"compacted":99999999999999999999`))
 	f.Add([]byte(`{`))
 	f.Fuzz(func(t *testing.T, head []byte) {
 		got, ok := parseKeys(head)
@@ -193,4 +196,48 @@ func FuzzParseKeys(f *testing.F) {
 			t.Fatalf("parseKeys(%q) = %+v; encoding/json gives %+v", head, got, want)
 		}
 	})
+}
+
+// FuzzLineKeys checks the allocation-free reading of a journal line that
+// large lists and their index use against entryHead: whatever line it
+// reads, entryHead reads the same keys and the same object.
+func FuzzLineKeys(f *testing.F) {
+	for _, e := range []entry{
+		{RV: 7, Type: Modified, Resource: "hooks", Namespace: "default", Name: "a", Object: json.RawMessage(`{"kind":"Hook"}`)},
+		{RV: 8, Type: Deleted, Resource: "workers", Name: "w", Group: 3, Object: json.RawMessage(`{}`)},
+		{Compacted: 41, Live: 9},
+	} {
+		line, err := json.Marshal(e)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(line)
+	}
+	f.Add([]byte(`{"rv":1,"object":{"a":"\"object\":"}}`))
+	f.Add([]byte(`{"rv":1,"name":"x","object":{}`))
+	f.Add([]byte(`{"object":{}}`))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		got, object, ok := lineKeys(line)
+		if !ok {
+			return
+		}
+		e, err := entryHead(line)
+		if err != nil {
+			t.Fatalf("lineKeys reads %q, which entryHead refuses: %v", line, err)
+		}
+		if want := keysOf(e); !reflect.DeepEqual(normalKeys(got), normalKeys(want)) || !bytes.Equal(object, e.Object) {
+			t.Fatalf("lineKeys(%q) = %+v, %q; entryHead reads %+v, %q", line, got, object, want, e.Object)
+		}
+	})
+}
+
+// normalKeys makes empty text keys nil, so that keys read from a line and
+// from an entry compare equal.
+func normalKeys(k entryKeys) entryKeys {
+	for _, b := range []*[]byte{&k.typ, &k.resource, &k.namespace, &k.name} {
+		if len(*b) == 0 {
+			*b = nil
+		}
+	}
+	return k
 }

@@ -634,18 +634,23 @@ func (s *layout) keyOfRel(rel string) (*resource, string, string, bool) {
 	if !strings.HasSuffix(rel, fileSuffix) {
 		return nil, "", "", false
 	}
-	parts := strings.Split(rel, string(filepath.Separator))
-	name := strings.TrimSuffix(parts[len(parts)-1], fileSuffix)
+	// Cut, not Split: a large list names every file it reads so, and a
+	// slice of parts each time would be garbage among what it keeps.
+	const sep = string(filepath.Separator)
+	plural, rest, _ := strings.Cut(rel, sep)
+	namespace, _, _ := strings.Cut(rest, sep)
+	name := strings.TrimSuffix(rel[strings.LastIndex(rel, sep)+1:], fileSuffix)
 	if strings.HasPrefix(name, ".") || !isDNS1123Subdomain(name) {
 		return nil, "", "", false
 	}
-	r, ok := s.byPlural[parts[0]]
+	r, ok := s.byPlural[plural]
+	parts := 1 + strings.Count(rel, sep)
 	switch {
 	case !ok:
 		return nil, "", "", false
-	case r.namespaced && len(parts) == 3 && isDNS1123Label(parts[1]):
-		return r, parts[1], name, true
-	case !r.namespaced && len(parts) == 2:
+	case r.namespaced && parts == 3 && isDNS1123Label(namespace):
+		return r, namespace, name, true
+	case !r.namespaced && parts == 2:
 		return r, "", name, true
 	}
 	return nil, "", "", false

@@ -334,6 +334,16 @@ func (ix *journalIndex) objectHash(namespace, name string) uint64 {
 	return h.Sum64()
 }
 
+// objectHashBytes is objectHash of a namespace and a name read from a line.
+func (ix *journalIndex) objectHashBytes(namespace, name []byte) uint64 {
+	var h maphash.Hash
+	h.SetSeed(ix.seed)
+	_, _ = h.Write(namespace)
+	_ = h.WriteByte('/')
+	_, _ = h.Write(name)
+	return h.Sum64()
+}
+
 // journalIndexChunk bounds what journalIndex reads of the journal at a time.
 const journalIndexChunk = 4 << 20
 
@@ -390,39 +400,54 @@ func (s *objectFiles) journalIndex(r *resource) *journalIndex {
 
 // add indexes the entries of r among lines, which start at offsets.
 func (ix *journalIndex) add(r *resource, lines [][]byte, offsets []int64, resourceField []byte) bool {
-	entries := make([]*entry, len(lines))
+	keys := make([]entryKeys, len(lines))
+	found := make([]bool, len(lines))
 	failed := make([]bool, len(lines))
 	forEachParallel(len(lines), func(i int) {
 		// Most lines are other resources' entries: skip them undecoded.
 		if !bytes.Contains(lines[i], resourceField) {
 			return
 		}
-		e, err := entryHead(lines[i])
-		if err != nil {
+		k, ok := headKeys(lines[i])
+		if !ok {
 			failed[i] = true
 			return
 		}
-		if e.Resource == r.plural {
-			entries[i] = e
+		if string(k.resource) == r.plural {
+			keys[i], found[i] = k, true
 		}
 	})
-	for i, e := range entries {
+	for i, k := range keys {
 		if failed[i] {
 			return false
 		}
-		if e == nil {
+		if !found[i] {
 			continue
 		}
-		key := ix.objectHash(e.Namespace, e.Name)
-		if e.Type == Deleted {
+		key := ix.objectHashBytes(k.namespace, k.name)
+		if EventType(k.typ) == Deleted {
 			delete(ix.versions, key)
 			continue
 		}
-		if cur, ok := ix.versions[key]; !ok || e.RV > cur.rv {
-			ix.versions[key] = journalVersion{rv: e.RV, offset: offsets[i], size: len(lines[i])}
+		if cur, ok := ix.versions[key]; !ok || k.rv > cur.rv {
+			ix.versions[key] = journalVersion{rv: k.rv, offset: offsets[i], size: len(lines[i])}
 		}
 	}
 	return true
+}
+
+// headKeys returns the key fields of a journal line, decoding it as
+// entryHead does only when lineKeys cannot read it; false when it does not
+// decode.
+func headKeys(line []byte) (entryKeys, bool) {
+	if k, _, ok := lineKeys(line); ok {
+		return k, true
+	}
+	e, err := entryHead(line)
+	if err != nil {
+		return entryKeys{}, false
+	}
+	return keysOf(e), true
 }
 
 // lineBuffers holds the buffers journal lines are read into.
@@ -436,11 +461,18 @@ func (ix *journalIndex) object(v journalVersion, namespace, name string, buf *[]
 	if _, err := ix.f.ReadAt(line, v.offset); err != nil {
 		return nil, false
 	}
-	e, err := entryHead(line)
-	if err != nil || e.RV != v.rv || e.Namespace != namespace || e.Name != name {
+	k, object, ok := lineKeys(line)
+	if !ok {
+		e, err := entryHead(line)
+		if err != nil {
+			return nil, false
+		}
+		k, object = keysOf(e), e.Object
+	}
+	if k.rv != v.rv || string(k.namespace) != namespace || string(k.name) != name {
 		return nil, false
 	}
-	return e.Object, true
+	return object, true
 }
 
 func (ix *journalIndex) close() error { return ix.f.Close() }

@@ -176,12 +176,14 @@ func (s *objectFiles) saveStamps(r *resource, set stampSet) {
 // stampHolds tells whether the file at path is still the file st stamped:
 // a regular file of this user, with the same inode, size and ctime.
 func (s *objectFiles) stampHolds(st fileStamp, path string) bool {
-	fi, err := os.Lstat(path)
-	if err != nil || checkRegular(path, fi) != nil {
+	// syscall.Lstat, not os.Lstat: a large list looks at every file, and
+	// a FileInfo each would be garbage among the objects it keeps.
+	var now syscall.Stat_t
+	if err := syscall.Lstat(path, &now); err != nil {
 		return false
 	}
-	now, ok := stampOf(fi, st.rv)
-	return ok && now == st
+	regular := now.Mode&syscall.S_IFMT == syscall.S_IFREG && int(now.Uid) == os.Geteuid() && now.Size <= maxFileBytes
+	return regular && (fileStamp{rv: st.rv, ino: now.Ino, size: now.Size, ctime: now.Ctim.Nano()}) == st
 }
 
 // stamped tells whether the file at path, of object namespace/name, is
