@@ -51,13 +51,13 @@ type journalVersion struct {
 	size   int
 }
 
-// readObjects reads the object files of files, like
-// readObjectFile each. A store-written file (valid checksum header) whose
-// resourceVersion is the newest in the journal holds the same object as
-// that journal entry, so for a large list the object is decoded from the
-// entry's JSON, several times faster than parsing YAML, and into the Go
-// type newTyped makes when it is given; a file that its stamp (see
-// stamps.go) shows unchanged since it was found so is not even read. Any
+// readObjects reads the object files of files, like readObjectFile each.
+// A store-written file (valid checksum header) whose resourceVersion is
+// the newest in the journal holds the same object as that journal entry,
+// so for a large list the object is decoded from the entry's JSON, several
+// times faster than parsing YAML, and into its item slot when slots are
+// given; a file that its stamp (see stamps.go) shows unchanged since it
+// was found so is not even read. Any
 // other file (a hand edit, an object whose entry was compacted away, a
 // journal that cannot be read) is read from its YAML as before. Slots of
 // unreadable files stay nil.
