@@ -468,16 +468,7 @@ func TestWaitingHoldsNoThreadPerProcess(t *testing.T) {
 			return id, exits
 		}},
 		{"adopted", func(t *testing.T) (Identity, *ExitNotice) {
-			cmd := exec.Command("sleep", "60")
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			// The test reaps its own child; the watch sees it end.
-			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-			id, err := Identify(cmd.Process.Pid)
-			if err != nil {
-				t.Fatal(err)
-			}
+			id, _ := startSleep(t)
 			exits, _, err := Watch(id)
 			if err != nil {
 				t.Fatal(err)
@@ -525,10 +516,11 @@ func TestWaitingHoldsNoThreadPerProcess(t *testing.T) {
 	}
 }
 
-// TestExitNotice: an exit reaches every caller of Notify and C, whether
-// they asked before or after it came, exactly once, and a stopped watch
-// delivers nothing and leaves no wait behind.
-func TestExitNotice(t *testing.T) {
+// startSleep starts a child that is not launched through Launch, to be
+// watched as an adopted process; the test reaps it, and the watch sees it
+// end.
+func startSleep(t *testing.T) (Identity, *exec.Cmd) {
+	t.Helper()
 	cmd := exec.Command("sleep", "60")
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -538,6 +530,14 @@ func TestExitNotice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return id, cmd
+}
+
+// TestExitNotice: an exit reaches every caller of Notify and C, whether
+// they asked before or after it came, exactly once, and a stopped watch
+// delivers nothing and leaves no wait behind.
+func TestExitNotice(t *testing.T) {
+	id, cmd := startSleep(t)
 	p, err := exitPollerOf()
 	if err != nil {
 		t.Fatal(err)
