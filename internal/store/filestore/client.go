@@ -198,7 +198,13 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 	if !isUnstructured {
 		slots = newItemSlots(list)
 	}
-	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace, slots, shapeOf(opts, isUnstructured))
+	shape := shapeOf(opts, isUnstructured)
+	transform := transformOf(opts)
+	if !isUnstructured && !m.selective() {
+		// The selector may read what the transform drops.
+		shape.transform = transform
+	}
+	rv, items, err := c.s.listSettled(ctx, r, lo.Namespace, slots, shape)
 	if err != nil {
 		return err
 	}
@@ -215,17 +221,30 @@ func (c *Client) List(ctx context.Context, list client.ObjectList, opts ...clien
 		out.Items = make([]unstructured.Unstructured, len(matched))
 		for i, so := range matched {
 			out.Items[i] = *so.obj
+			if transform != nil {
+				transform(&out.Items[i])
+			}
 		}
 		return nil
 	}
-	return c.toTypedList(r, rv, matched, list, slots)
+	return c.toTypedList(r, rv, matched, list, slots, transform)
 }
 
 // toTypedList puts items into the typed list: where they were decoded,
 // when all were decoded into slots, or else converting those read as
 // unstructured objects. Converting by reflection costs as much as
 // decoding, so a large list converts on every CPU too.
-func (c *Client) toTypedList(r *resource, rv uint64, items []*storedObject, list client.ObjectList, slots *itemSlots) error {
+func (c *Client) toTypedList(r *resource, rv uint64, items []*storedObject, list client.ObjectList, slots *itemSlots, transform Transform) error {
+	if transform != nil {
+		// What the list decoded straight into its Go type it transformed
+		// then; the rest are transformed here, as they are converted.
+		forEachParallel(len(items), func(i int) {
+			if so := items[i]; so.typed != nil && !so.transformed {
+				transform(so.typed)
+				so.transformed = true
+			}
+		})
+	}
 	if slots.take(list, items) {
 		list.SetResourceVersion(strconv.FormatUint(rv, 10))
 		list.GetObjectKind().SetGroupVersionKind(schema.GroupVersionKind{})
@@ -241,6 +260,9 @@ func (c *Client) toTypedList(r *resource, rv uint64, items []*storedObject, list
 		obj, err := c.s.scheme.New(r.gvk)
 		if err == nil {
 			err = runtime.DefaultUnstructuredConverter.FromUnstructured(items[i].obj.Object, obj)
+		}
+		if co, ok := obj.(client.Object); ok && err == nil && transform != nil {
+			transform(co)
 		}
 		objs[i], errs[i] = obj, err
 	})

@@ -96,6 +96,10 @@ func (s *objectFiles) readObjects(r *resource, files *listedFiles, slots *itemSl
 		if st, isFresh, ok := s.readFromJournal(&records[i], index, stamps, path, typed, shape, settled); ok {
 			if typed != nil && records[i].typed != nil {
 				records[i].slot = i + 1
+				if shape.transform != nil {
+					shape.transform(records[i].typed)
+					records[i].transformed = true
+				}
 			}
 			read[i], found[i], fresh[i] = &records[i], st, isFresh
 			return

@@ -144,6 +144,8 @@ type storedObject struct {
 	handEdited bool
 	// slot is 1 + the index of the list's item slot that typed is, or 0.
 	slot int
+	// transformed is set once the list's Transform has changed typed.
+	transformed bool
 	// unmentioned marks an object a list left out undecoded, its JSON not
 	// holding what the list was to mention.
 	unmentioned bool

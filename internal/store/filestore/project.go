@@ -43,6 +43,34 @@ type Fields []string
 // the option itself.
 func (Fields) ApplyToList(*client.ListOptions) {}
 
+// Transform is a list and watch option of the file store: it changes, in
+// place, each object the list or watch returns, as an informer's transform
+// does (cache.TransformFunc), and the store applies it as soon as it has
+// decoded the object, on the goroutine that decoded it, before it decodes
+// the next. A transform drops fields and swaps strings for shared copies:
+// applied while a large list still decodes, what it throws away is the
+// space the objects decoded after it take; applied once the list has
+// ended, as an informer applies it, that space stays as holes among the
+// cached objects for as long as they are held, since the collector never
+// moves an object. An informer applies its transform again, so it must
+// change nothing the second time. A list with a label or field selector
+// applies it after selecting. Other clients ignore the option.
+type Transform func(client.Object)
+
+// ApplyToList implements client.ListOption; the file store's List and
+// Watch read the option themselves.
+func (Transform) ApplyToList(*client.ListOptions) {}
+
+// transformOf returns the Transform among opts, or nil.
+func transformOf(opts []client.ListOption) Transform {
+	for _, o := range opts {
+		if t, ok := o.(Transform); ok {
+			return t
+		}
+	}
+	return nil
+}
+
 // alwaysProjected are the fields every projected object keeps.
 var alwaysProjected = []string{"apiVersion", "kind", "metadata.name", "metadata.namespace", "metadata.labels", "metadata.creationTimestamp"}
 
@@ -457,6 +485,9 @@ type readShape struct {
 	// fields, when set, decodes an unstructured object with only these
 	// fields (see Fields).
 	fields fieldTree
+	// transform, when set, is applied to each typed object as it is
+	// decoded (see Transform).
+	transform Transform
 }
 
 // shapeOf returns the shape a list with opts reads: the Fields option's,

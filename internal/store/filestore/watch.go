@@ -82,7 +82,7 @@ func (c *Client) Watch(ctx context.Context, list client.ObjectList, opts ...clie
 	w := &fileWatch{
 		c: c, r: r, m: m, typed: !typed, fsw: fw,
 		result: make(chan watch.Event, 128), cancel: cancel, done: make(chan struct{}),
-		matching: map[string]bool{},
+		matching: map[string]bool{}, transform: transformOf(opts),
 	}
 	go func() {
 		defer c.s.watches.Done()
@@ -108,6 +108,9 @@ type fileWatch struct {
 	// when it matched before and after, ADDED when it starts matching,
 	// DELETED when it stops. A key absent from it is unknown (see deliver).
 	matching map[string]bool
+	// transform is the Transform option, applied to each object sent
+	// once its selector has read it; nil for none.
+	transform Transform
 }
 
 func (w *fileWatch) ResultChan() <-chan watch.Event { return w.result }
@@ -166,7 +169,11 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) { //noli
 			}
 			w.matching[key(u)] = true
 			obj, err := w.object(u)
-			if err != nil || !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
+			if err != nil {
+				return
+			}
+			w.transformed(obj)
+			if !w.send(ctx, watch.Event{Type: watch.Added, Object: obj}) {
 				return
 			}
 		}
@@ -357,7 +364,15 @@ func (w *fileWatch) deliver(ctx context.Context, e entry) bool {
 	if !matches && (typ != watch.Deleted || e.Type == Deleted) {
 		return true
 	}
+	w.transformed(obj)
 	return w.send(ctx, watch.Event{Type: typ, Object: obj})
+}
+
+// transformed applies the watch's Transform to obj, when it has one.
+func (w *fileWatch) transformed(obj runtime.Object) {
+	if co, ok := obj.(client.Object); ok && w.transform != nil {
+		w.transform(co)
+	}
 }
 
 // decode decodes an entry's object as the watch sends it: a typed watch's

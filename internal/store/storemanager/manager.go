@@ -146,7 +146,7 @@ func New(store *filestore.Store, opts Options) (*Manager, error) {
 				return nil, errors.New("the file store cache does not support namespace, label or field restrictions")
 			}
 			co.NewInformer = func(_ toolscache.ListerWatcher, obj runtime.Object, resync time.Duration, indexers toolscache.Indexers) toolscache.SharedIndexInformer {
-				lw, err := newListerWatcher(storeClient, obj)
+				lw, err := newListerWatcher(storeClient, obj, co.DefaultTransform)
 				if err != nil {
 					// NewInformer cannot return an error; an unservable type is a programming error.
 					panic(err)
@@ -291,16 +291,28 @@ func (c *cachedClient) List(ctx context.Context, list client.ObjectList, opts ..
 type listerWatcher struct {
 	c       client.WithWatch
 	newList func() client.ObjectList
+	// decoded asks the store to apply the informer's transform as it
+	// decodes (filestore.Transform); nil when the informer has none.
+	decoded []client.ListOption
 }
 
-func newListerWatcher(c client.WithWatch, obj runtime.Object) (*listerWatcher, error) {
+// newListerWatcher lists and watches obj's kind in the store for an
+// informer whose transform is transform (nil for none). The store applies
+// it as it decodes each object, and the informer again, to no effect.
+// CacheTransform changes an object in place and changes nothing the
+// second time, as filestore.Transform asks.
+func newListerWatcher(c client.WithWatch, obj runtime.Object, transform toolscache.TransformFunc) (*listerWatcher, error) {
 	gvk, err := apiutil.GVKForObject(obj, c.Scheme())
 	if err != nil {
 		return nil, err
 	}
+	var decoded []client.ListOption
+	if transform != nil {
+		decoded = []client.ListOption{filestore.Transform(func(o client.Object) { _, _ = transform(o) })}
+	}
 	listGVK := gvk.GroupVersion().WithKind(gvk.Kind + "List")
 	if _, ok := obj.(*unstructured.Unstructured); ok {
-		return &listerWatcher{c: c, newList: func() client.ObjectList {
+		return &listerWatcher{c: c, decoded: decoded, newList: func() client.ObjectList {
 			l := &unstructured.UnstructuredList{}
 			l.SetGroupVersionKind(listGVK)
 			return l
@@ -309,7 +321,7 @@ func newListerWatcher(c client.WithWatch, obj runtime.Object) (*listerWatcher, e
 	if _, err := c.Scheme().New(listGVK); err != nil {
 		return nil, fmt.Errorf("file store informer for %T: %w", obj, err)
 	}
-	return &listerWatcher{c: c, newList: func() client.ObjectList {
+	return &listerWatcher{c: c, decoded: decoded, newList: func() client.ObjectList {
 		l, _ := c.Scheme().New(listGVK)
 		return l.(client.ObjectList)
 	}}, nil
@@ -341,7 +353,7 @@ func (lw *listerWatcher) List(o metav1.ListOptions) (runtime.Object, error) {
 		return nil, err
 	}
 	list := lw.newList()
-	return list, lw.c.List(context.Background(), list, lo)
+	return list, lw.c.List(context.Background(), list, append([]client.ListOption{lo}, lw.decoded...)...)
 }
 
 // Watch implements toolscache.ListerWatcher.
@@ -350,7 +362,7 @@ func (lw *listerWatcher) Watch(o metav1.ListOptions) (watch.Interface, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lw.c.Watch(context.Background(), lw.newList(), lo)
+	return lw.c.Watch(context.Background(), lw.newList(), append([]client.ListOption{lo}, lw.decoded...)...)
 }
 
 // IsWatchListSemanticsUnSupported tells client-go's reflector to list and

@@ -22,7 +22,9 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
@@ -199,6 +201,70 @@ func TestTrimmedCheckpointsAreNeverWrittenWhole(t *testing.T) {
 			if len(stored.Finalizers) != 1 || stored.Labels == nil || len(stored.Spec.Files) != 1 || stored.Spec.Git.SnapshotTree == "" ||
 				stored.Annotations["note"] != "kept" || storemanager.IsTrimmed(stored) {
 				t.Errorf("after the patch the stored checkpoint is %+v; want the finalizer added and the rest kept", stored)
+			}
+		})
+	}
+}
+
+// TestCacheTransformChangesNothingTwice applies CacheTransform to each kind
+// it changes, twice: the store applies it as it decodes
+// (filestore.Transform), and the informer again, so the second time must
+// change nothing, and it must change the object in place.
+func TestCacheTransformChangesNothingTwice(t *testing.T) {
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{
+			Namespace: "default", Name: name, UID: "u-" + types.UID(name),
+			Labels:          map[string]string{"agents.tether.dev/hook": "h"},
+			Annotations:     map[string]string{agentsv1alpha1.CaptureDurationAnnotation: "12ms", "other": "x"},
+			Finalizers:      []string{"agents.tether.dev/snapshot-ref"},
+			ManagedFields:   []metav1.ManagedFieldsEntry{{Manager: "kubectl"}},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "agents.tether.dev/v1alpha1", Kind: "Hook", Name: "h", UID: "u-h"}},
+		}
+	}
+	history := make([]agentsv1alpha1.HistoryEntry, 3, 8)
+	for _, tc := range []struct {
+		name string
+		obj  client.Object
+	}{
+		{name: "checkpoint", obj: &agentsv1alpha1.Checkpoint{
+			ObjectMeta: meta("cp"),
+			Spec: agentsv1alpha1.CheckpointSpec{
+				HookName: "h", Step: "build",
+				Files:        []agentsv1alpha1.FileSnapshot{{Path: "a.go"}},
+				SkippedFiles: []string{"big.bin"}, Degraded: []string{"no git"}, FilesTruncated: true,
+				Git: &agentsv1alpha1.GitState{Branch: "main", Commit: "c0ffee", SnapshotCommit: "c0ffee", SnapshotShort: "c0ffee"},
+			},
+			Status: agentsv1alpha1.CheckpointStatus{Conditions: []metav1.Condition{{Type: "Ready", Status: "True", Reason: "SnapshotRecorded"}}},
+		}},
+		{name: "hook", obj: &agentsv1alpha1.Hook{
+			ObjectMeta: meta("h"),
+			Spec:       agentsv1alpha1.HookSpec{Goal: "g", Assignee: "w", Steps: make([]agentsv1alpha1.Step, 2, 4)},
+			Status:     agentsv1alpha1.HookStatus{State: "step_pending", History: history},
+		}},
+		{name: "worker", obj: &agentsv1alpha1.Worker{
+			ObjectMeta: meta("w"),
+			Spec:       agentsv1alpha1.WorkerSpec{Command: []string{"claude"}},
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			transform := storemanager.CacheTransform()
+			once, err := transform(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if once != any(tc.obj) {
+				t.Fatalf("the transform returned another object (%T), not the one it was given", once)
+			}
+			want := tc.obj.DeepCopyObject()
+			twice, err := transform(tc.obj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if twice != any(tc.obj) {
+				t.Fatalf("the second transform returned another object (%T)", twice)
+			}
+			if !equality.Semantic.DeepEqual(want, tc.obj) {
+				t.Errorf("the second transform changed the object:\nonce  %+v\ntwice %+v", want, tc.obj)
 			}
 		})
 	}
