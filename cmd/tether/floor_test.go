@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
 	"k8s.io/client-go/tools/clientcmd"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -126,6 +127,6 @@ func runCacheFloor(backend, target, pprofAddr string) error {
 	if err := mgr.Add(&settlegc.Settler{Synced: mgr.GetCache().WaitForCacheSync, Metrics: crmetrics.Registry, Log: settled}); err != nil {
 		return err
 	}
-	settlegc.Fill(ctx, mgr.GetCache().WaitForCacheSync)
+	settlegc.Fill(ctx, mgr.GetCache().WaitForCacheSync, logr.Discard())
 	return mgr.Start(ctx)
 }

@@ -62,7 +62,7 @@ func TestRunSettlesTheCollectorAfterItsStartWave(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	settled := make(chan map[string]any, 1)
+	settled, filled := make(chan map[string]any, 1), make(chan map[string]any, 1)
 	log := &syncBuffer{}
 	go func() {
 		sc := bufio.NewScanner(stderr)
@@ -70,8 +70,14 @@ func TestRunSettlesTheCollectorAfterItsStartWave(t *testing.T) {
 		for sc.Scan() {
 			_, _ = log.Write(append(sc.Bytes(), '\n'))
 			var line map[string]any
-			if json.Unmarshal(sc.Bytes(), &line) == nil && line["msg"] == settlegc.SettledMessage {
+			if json.Unmarshal(sc.Bytes(), &line) != nil {
+				continue
+			}
+			switch line["msg"] {
+			case settlegc.SettledMessage:
 				settled <- line
+			case settlegc.FilledMessage:
+				filled <- line
 			}
 		}
 	}()
@@ -97,6 +103,16 @@ func TestRunSettlesTheCollectorAfterItsStartWave(t *testing.T) {
 	}
 	if got := line["gcPercent"]; got != float64(settlegc.SteadyGCPercent) {
 		t.Errorf("settled with gcPercent %v, want %d", got, settlegc.SteadyGCPercent)
+	}
+	// The caches filled at FillGCPercent, and the GOGC found (the
+	// default: GOGC is unset) came back at sync, before the settling.
+	select {
+	case f := <-filled:
+		if f["gcPercent"] != float64(100) || f["fillGCPercent"] != float64(settlegc.FillGCPercent) {
+			t.Errorf("the fill restored gcPercent %v after filling at %v, want 100 after %d", f["gcPercent"], f["fillGCPercent"], settlegc.FillGCPercent)
+		}
+	default:
+		t.Errorf("tether run logged no %q before it settled:\n%s", settlegc.FilledMessage, log.String())
 	}
 	if live, _ := line["liveHeapMiB"].(float64); live <= 0 {
 		t.Errorf("settled reporting a live heap of %v MiB", line["liveHeapMiB"])

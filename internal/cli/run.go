@@ -219,7 +219,7 @@ func (o *runOptions) run(ctx context.Context, g *GlobalOptions, log logr.Logger)
 			return err
 		}
 	}
-	settlegc.Fill(ctx, mgr.GetCache().WaitForCacheSync)
+	settlegc.Fill(ctx, mgr.GetCache().WaitForCacheSync, log.WithName("gc"))
 	if err := mgr.Start(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
 	}

@@ -14,9 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package settlegc returns the memory of `tether run`'s start-up wave to
-// the system once the wave is over, and keeps a tighter heap goal from
-// then on.
+// Package settlegc sets `tether run`'s GOGC twice: to FillGCPercent while
+// the informers' caches fill for the first time (Fill), back to what it
+// was once they have synced, and to SteadyGCPercent once the start-up
+// wave is over, when it also returns the wave's memory to the system
+// (Settler). A GOGC the user set is never changed.
 //
 // The first start over thousands of objects reconciles every one of them:
 // the collector lets the heap reach twice what it found live, and the
@@ -53,15 +55,18 @@ const SteadyGCPercent = 50
 // fewer. It costs collections only while the caches fill.
 const FillGCPercent = 25
 
+// FilledMessage is what Fill logs when it restores the GOGC it found.
+const FilledMessage = "caches filled: collector back to its GOGC"
+
 // Fill sets FillGCPercent until synced (cache.Cache's WaitForCacheSync)
-// returns, unless the user set GOGC, then restores the GOGC it found,
-// unless the collector has been settled meanwhile. Call it before the
-// caches start.
-func Fill(ctx context.Context, synced func(context.Context) bool) {
+// returns, unless the user set GOGC, then restores the GOGC it found and
+// logs FilledMessage, unless the collector has been settled meanwhile.
+// Call it before the caches start.
+func Fill(ctx context.Context, synced func(context.Context) bool, log logr.Logger) {
 	if _, userSet := os.LookupEnv("GOGC"); userSet {
 		return
 	}
-	processGC.fill(ctx, synced)
+	processGC.fill(ctx, synced, log)
 }
 
 // gcPercent orders the changes of one process's GOGC: Fill's restore must
@@ -75,19 +80,21 @@ type gcPercent struct {
 
 var processGC = &gcPercent{set: debug.SetGCPercent}
 
-func (g *gcPercent) fill(ctx context.Context, synced func(context.Context) bool) {
+func (g *gcPercent) fill(ctx context.Context, synced func(context.Context) bool, log logr.Logger) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.settled {
 		return
 	}
 	found := g.set(FillGCPercent)
+	begun := time.Now()
 	go func() {
 		synced(ctx)
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if !g.settled {
 			g.set(found)
+			log.Info(FilledMessage, "after", time.Since(begun).Round(time.Millisecond), "gcPercent", found, "fillGCPercent", FillGCPercent)
 		}
 	}()
 }

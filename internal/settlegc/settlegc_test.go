@@ -214,7 +214,7 @@ func TestFill(t *testing.T) {
 				<-release
 				defer close(returned)
 				return true
-			})
+			}, logr.Discard())
 			if tc.settleDuring {
 				g.settle(SteadyGCPercent)
 			}
@@ -245,7 +245,7 @@ func TestFillKeepsTheUsersGOGC(t *testing.T) {
 	t.Setenv("GOGC", "300")
 	prev := debug.SetGCPercent(300)
 	defer debug.SetGCPercent(prev)
-	Fill(context.Background(), func(context.Context) bool { return true })
+	Fill(context.Background(), func(context.Context) bool { return true }, logr.Discard())
 	time.Sleep(10 * time.Millisecond)
 	if got := debug.SetGCPercent(300); got != 300 {
 		t.Errorf("GOGC = %d after a fill with GOGC=300 set", got)
