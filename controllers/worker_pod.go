@@ -114,7 +114,14 @@ func (r *WorkerReconciler) reconcileCurrentPod(ctx context.Context, w *v1.Worker
 		return ctrl.Result{}, r.writeStatusIfChanged(ctx, w, refusedReady(w)...)
 	}
 	pod := &corev1.Pod{}
-	err := r.client.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Status.PodName}, pod)
+	key := client.ObjectKey{Namespace: w.Namespace, Name: w.Status.PodName}
+	err := r.client.Get(ctx, key, pod)
+	if apierrors.IsNotFound(err) {
+		// The cache may not have seen yet the Pod this reconciler has just
+		// created: only the API server's NotFound makes it gone, or the
+		// Pod would count as a crash and a second one would start beside it.
+		err = r.reader.Get(ctx, key, pod)
+	}
 	if err != nil && !apierrors.IsNotFound(err) {
 		return ctrl.Result{}, err
 	}
