@@ -52,9 +52,10 @@ func (Fields) ApplyToList(*client.ListOptions) {}
 // space the objects decoded after it take; applied once the list has
 // ended, as an informer applies it, that space stays as holes among the
 // cached objects for as long as they are held, since the collector never
-// moves an object. An informer applies its transform again, so it must
-// change nothing the second time. A list with a label or field selector
-// applies it after selecting. Other clients ignore the option.
+// moves an object. A large list applies it on several goroutines at once.
+// An informer applies its transform again, so it must change nothing the
+// second time. A list with a label or field selector applies it after
+// selecting. Other clients ignore the option.
 type Transform func(client.Object)
 
 // ApplyToList implements client.ListOption; the file store's List and
