@@ -47,7 +47,7 @@ limitations under the License.
 //
 //	base      observe.go quarantine.go parallel.go project.go
 //	layout    layout.go
-//	journal   journal.go
+//	journal   journal.go journalnotify.go
 //	objfile   objfile.go decode.go stamps.go listread.go owners.go
 //	commit    commit.go groupcommit.go
 //	adoption  handedit.go

@@ -85,6 +85,8 @@ type Store struct {
 	watches sync.WaitGroup
 	life    context.Context
 	endLife context.CancelFunc
+	// journalEvents wakes the watches when the journal changes.
+	journalEvents journalNotifier
 	// owners is the owner index the garbage collector reads (see owners.go).
 	owners *ownerCache
 	// listDependents makes the collector list instead of using the owner

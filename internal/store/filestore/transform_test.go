@@ -30,7 +30,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -234,5 +233,5 @@ func nextEvent(t *testing.T, w watch.Interface) watch.Event {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no watch event within 20s")
 	}
-	return watch.Event{Object: runtime.Object(nil)}
+	return watch.Event{}
 }

@@ -24,7 +24,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/fsnotify/fsnotify"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -61,18 +60,14 @@ func (c *Client) Watch(ctx context.Context, list client.ObjectList, opts ...clie
 		return nil, err
 	}
 	_, typed := list.(*unstructured.UnstructuredList)
-	fw, err := fsnotify.NewWatcher()
+	changed, unsubscribe, err := c.s.journalEvents.subscribe(c.s.dir, c.s.log)
 	if err != nil {
-		return nil, err
-	}
-	if err := fw.Add(c.s.dir); err != nil {
-		_ = fw.Close()
 		return nil, err
 	}
 	c.s.watchMu.Lock()
 	if c.s.closed {
 		c.s.watchMu.Unlock()
-		_ = fw.Close()
+		unsubscribe()
 		return nil, fmt.Errorf("store %s is closed", c.s.dir)
 	}
 	c.s.watches.Add(1)
@@ -80,7 +75,7 @@ func (c *Client) Watch(ctx context.Context, list client.ObjectList, opts ...clie
 	ctx, cancel := context.WithCancel(ctx)
 	stopOnClose := context.AfterFunc(c.s.life, cancel)
 	w := &fileWatch{
-		c: c, r: r, m: m, typed: !typed, fsw: fw,
+		c: c, r: r, m: m, typed: !typed, changed: changed, unsubscribe: unsubscribe,
 		result: make(chan watch.Event, 128), cancel: cancel, done: make(chan struct{}),
 		matching: map[string]bool{}, transform: transformOf(opts),
 	}
@@ -93,15 +88,18 @@ func (c *Client) Watch(ctx context.Context, list client.ObjectList, opts ...clie
 }
 
 type fileWatch struct {
-	c        *Client
-	r        *resource
-	m        *matcher
-	typed    bool
-	fsw      *fsnotify.Watcher
-	result   chan watch.Event
-	cancel   context.CancelFunc
-	done     chan struct{}
-	stopOnce sync.Once
+	c     *Client
+	r     *resource
+	m     *matcher
+	typed bool
+	// changed wakes the watch when the journal may have changed
+	// (journalNotifier); unsubscribe ends that.
+	changed     <-chan struct{}
+	unsubscribe func()
+	result      chan watch.Event
+	cancel      context.CancelFunc
+	done        chan struct{}
+	stopOnce    sync.Once
 	// matching tells, for each object key of a selective watch, whether the
 	// object matched the selector at the last resourceVersion the watch
 	// passed, so that a change is sent as kube-apiserver sends it: MODIFIED
@@ -150,7 +148,7 @@ func (w *fileWatch) object(u *unstructured.Unstructured) (runtime.Object, error)
 func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) { //nolint:gocyclo // issue 28 point 1 splits the file store; remove this then
 	defer close(w.done)
 	defer close(w.result)
-	defer func() { _ = w.fsw.Close() }()
+	defer w.unsubscribe()
 
 	if initial {
 		rv, items, err := w.c.s.listSettled(ctx, w.r, w.m.namespace, nil, readShape{})
@@ -301,20 +299,7 @@ func (w *fileWatch) run(ctx context.Context, from uint64, initial bool) { //noli
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-w.fsw.Events:
-			if !ok {
-				return
-			}
-			if filepath.Base(ev.Name) == journalName && !drain() {
-				return
-			}
-		case err, ok := <-w.fsw.Errors:
-			if !ok {
-				return
-			}
-			// An inotify overflow may have dropped journal events; reading the
-			// journal again delivers everything after the last resourceVersion.
-			w.c.s.log.Info("watch: file notification error, re-reading the journal", "error", err.Error())
+		case <-w.changed:
 			if !drain() {
 				return
 			}
