@@ -553,10 +553,16 @@ func (r *journalReader) close() error { return r.f.Close() }
 // next returns the complete entries appended since the last call.
 func (r *journalReader) next() ([]entry, error) { return r.nextAfter(0, true) }
 
-// journalReadChunk bounds what a journalReader reads at a time, and the
-// buffer it keeps between reads: a watch starting on a long journal reads
-// all of it, and would otherwise hold a copy of it for its whole life.
+// journalReadChunk bounds what a journalReader reads at a time: a watch
+// starting on a long journal reads all of it, and would otherwise hold a
+// copy of it.
 const journalReadChunk = 256 << 10
+
+// journalKeptBuffer bounds the buffer a journalReader keeps between reads,
+// beyond a torn last line: once started, a watch reads the few entries of
+// each change, and a buffer grown by one long read would stay with each
+// watch for its whole life.
+const journalKeptBuffer = 32 << 10
 
 // nextAfter is next for a reader that needs only the key fields of the
 // entries up to resourceVersion after, as a watch does: their objects are
@@ -590,8 +596,8 @@ func (r *journalReader) nextAfter(after uint64, keepOld bool) ([]entry, error) {
 			break
 		}
 	}
-	if cap(r.buf) > journalReadChunk {
-		// A long line or a long first read grew it: keep only the torn tail.
+	if cap(r.buf) > journalKeptBuffer {
+		// A long line or a long read grew it: keep only the torn tail.
 		r.buf = bytes.Clone(r.buf)
 	}
 	return out, nil

@@ -28,7 +28,7 @@ import (
 
 // TestJournalReadersHoldNoCopyOfTheJournal reads a journal of several MiB
 // as a watch does and as a large list does: the watch's reader keeps at
-// most journalReadChunk between reads, keeps the objects of the entries up
+// most journalKeptBuffer between reads, keeps the objects of the entries up
 // to its resourceVersion only when asked, and decodes after it only its
 // own resource's objects; the list's index keeps each object's newest
 // entry by offset and reads back the same object the journal holds there.
@@ -90,8 +90,8 @@ func TestJournalReadersHoldNoCopyOfTheJournal(t *testing.T) {
 			if len(entries) != n {
 				t.Fatalf("%d entries, want %d", len(entries), n)
 			}
-			if cap(r.buf) > journalReadChunk {
-				t.Errorf("the reader keeps a buffer of %d bytes, more than %d", cap(r.buf), journalReadChunk)
+			if cap(r.buf) > journalKeptBuffer {
+				t.Errorf("the reader keeps a buffer of %d bytes, more than %d", cap(r.buf), journalKeptBuffer)
 			}
 			for _, e := range entries {
 				var want bool
@@ -133,5 +133,76 @@ func TestJournalReadersHoldNoCopyOfTheJournal(t *testing.T) {
 	}
 	if _, ok := ix.object(ix.versions[ix.objectHash("default", "h1")], "default", "h2", new([]byte)); ok {
 		t.Error("the index read h1's entry as h2's")
+	}
+}
+
+// TestJournalReaderKeepsASmallBufferBetweenReads reads, as a watch does
+// after each change, bursts of entries smaller than journalReadChunk but
+// larger than journalKeptBuffer, some ending in a line still being
+// written: between reads the reader keeps that line's bytes, and no more
+// than journalKeptBuffer beyond them.
+func TestJournalReaderKeepsASmallBufferBetweenReads(t *testing.T) {
+	path := filepath.Join(t.TempDir(), journalName)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|os.O_APPEND, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = f.Close() }()
+	r := &journalReader{f: f, resource: "hooks", end: func(size int64) int64 { return size }}
+	rv := uint64(0)
+	line := func(goalSize int) []byte {
+		rv++
+		name := fmt.Sprintf("h%d", rv)
+		object := fmt.Sprintf(`{"metadata":{"name":%q,"namespace":"default"},"spec":{"goal":%q}}`, name, strings.Repeat("g", goalSize))
+		l, err := json.Marshal(entry{RV: rv, Type: Modified, Resource: "hooks", Namespace: "default", Name: name, Object: json.RawMessage(object)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(l, '\n')
+	}
+	// rest is the part of a cut line the next burst writes first.
+	var rest []byte
+	for burst, tc := range []struct {
+		entries int
+		// cut is how much of one more line, of cutOf bytes, the burst
+		// writes; the next burst writes the rest, and reads that entry.
+		cut, cutOf int
+	}{
+		{entries: 40},
+		{entries: 60, cut: 300, cutOf: 2048},
+		{entries: 25, cut: 40 << 10, cutOf: 48 << 10},
+		{entries: 1},
+	} {
+		var data bytes.Buffer
+		want := tc.entries
+		if rest != nil {
+			data.Write(rest)
+			want++
+		}
+		for range tc.entries {
+			data.Write(line(2048))
+		}
+		rest = nil
+		if tc.cut > 0 {
+			l := line(tc.cutOf)
+			data.Write(l[:tc.cut])
+			rest = l[tc.cut:]
+		}
+		if _, err := f.Write(data.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := r.nextAfter(0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) != want {
+			t.Fatalf("burst %d: %d entries, want %d", burst, len(entries), want)
+		}
+		if len(r.buf) != tc.cut {
+			t.Fatalf("burst %d: the reader holds %d bytes of the line being written, want %d", burst, len(r.buf), tc.cut)
+		}
+		if limit := max(tc.cut, journalKeptBuffer); cap(r.buf) > limit {
+			t.Errorf("burst %d (%d bytes): the reader keeps a buffer of %d bytes between reads, more than %d", burst, data.Len(), cap(r.buf), limit)
+		}
 	}
 }
