@@ -38,6 +38,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -163,6 +165,8 @@ func BenchmarkOperatorScale10k(b *testing.B) {
 		{"rss-sync-MiB", lr.rssSync, cr.rssSync},
 		{"settle-ms", ms(lr.settled), ms(cr.settled)},
 		{"edits-cpu-ms", ms(lr.editsCPU), ms(cr.editsCPU)},
+		{"edit-alloc-KiB", lr.editAlloc / 1024, cr.editAlloc / 1024},
+		{"threads", lr.threads, cr.threads},
 		{"rss-settled-MiB", lr.rssSettled, cr.rssSettled},
 		{"rss-anon-MiB", lr.rssAnon, cr.rssAnon},
 		{"hwm-MiB", lr.hwm, cr.hwm},
@@ -237,6 +241,8 @@ func localOperatorScale(b *testing.B, hooks int, withFleet bool) {
 		{"rss-sync-MiB", lr.rssSync},
 		{"settle-ms", ms(lr.settled)},
 		{"edits-cpu-ms", ms(lr.editsCPU)},
+		{"edit-alloc-KiB", lr.editAlloc / 1024},
+		{"threads", lr.threads},
 		{"rss-settled-MiB", lr.rssSettled},
 		{"rss-anon-MiB", lr.rssAnon},
 		{"hwm-MiB", lr.hwm},
@@ -635,6 +641,12 @@ type scaleResult struct {
 	settled time.Duration
 	// editsCPU is the CPU time of the edits, made once it has settled.
 	editsCPU time.Duration
+	// editAlloc is what the process allocated per edit, in bytes, from
+	// the first edit to the last edit's reconcile.
+	editAlloc float64
+	// threads is how many OS threads the process holds settled: each
+	// holds 48 KiB of the runtime's stacks (g0 and the signal stack).
+	threads float64
 	// rssIdle is VmRSS after idling for scaleIdleEnv's duration past
 	// settled; zero when it is not set.
 	rssIdle float64
@@ -664,6 +676,10 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 		pprofAddr = freeLocalAddr(b)
 		args = append(args, "--pprof-bind-address", pprofAddr)
 	}
+	// Its own /metrics, overriding args', tells what the edits allocate
+	// and how many threads it holds settled; no console beside it.
+	metricsAddr := freeLocalAddr(b)
+	args = append(args, "--metrics-bind-address", metricsAddr, "--console-bind-address", "0")
 	cmd := exec.Command(tetherBin, args...)
 	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
 	stderr, err := cmd.StderrPipe()
@@ -725,6 +741,7 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 	// once the wave's queues have drained.
 	res.settled = awaitSettled(b, sig, start, 30*time.Minute, "tether "+args[1], log)
 	cpuBeforeEdits := procCPU(b, cmd.Process.Pid)
+	allocBeforeEdits := scrapeMetric(b, metricsAddr, "go_memstats_alloc_bytes_total")
 
 	var latencies []time.Duration
 	for i := 0; i < max(b.N, operatorScaleEdits); i++ {
@@ -754,7 +771,9 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 		latencies = append(latencies, at.Sub(begun))
 	}
 	res.editsCPU = procCPU(b, cmd.Process.Pid) - cpuBeforeEdits
+	res.editAlloc = (scrapeMetric(b, metricsAddr, "go_memstats_alloc_bytes_total") - allocBeforeEdits) / float64(len(latencies))
 	time.Sleep(settledPause)
+	res.threads = scrapeMetric(b, metricsAddr, "go_threads")
 	res.rssSettled, res.hwm = procMemory(b, cmd.Process.Pid)
 	res.cpu = procCPU(b, cmd.Process.Pid)
 	status := procStatus(b, cmd.Process.Pid)
@@ -772,8 +791,8 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	_ = cmd.Wait()
 	stopped = true
-	b.Logf("tether %s: synced %v, last first reconcile %v, settled %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f, file %.0f), %.0f idle, peak %.0f, CPU %v (edits %v); edit → reconcile p50 %v p99 %v (%d edits)",
-		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.settled.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.rssFile, res.rssIdle, res.hwm, res.cpu.Round(10*time.Millisecond), res.editsCPU.Round(10*time.Millisecond),
+	b.Logf("tether %s: synced %v, last first reconcile %v, settled %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f, file %.0f), %.0f idle, peak %.0f, CPU %v (edits %v, %.0f KiB allocated per edit), %.0f threads; edit → reconcile p50 %v p99 %v (%d edits)",
+		args[1], res.synced.Round(time.Millisecond), res.wave.Round(time.Millisecond), res.settled.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.rssFile, res.rssIdle, res.hwm, res.cpu.Round(10*time.Millisecond), res.editsCPU.Round(10*time.Millisecond), res.editAlloc/1024, res.threads,
 		res.p50.Round(10*time.Microsecond), res.p99.Round(10*time.Microsecond), len(latencies))
 	return res
 }
@@ -892,6 +911,38 @@ func measureStart(b *testing.B, cmd *exec.Cmd, name, pprofAddr string, scan func
 	b.Logf("%s: synced %v, settled %v, RSS %.0f MiB at sync, %.0f settled (anonymous %.0f), peak %.0f, CPU %v",
 		name, res.synced.Round(time.Millisecond), res.settled.Round(time.Millisecond), res.rssSync, res.rssSettled, res.rssAnon, res.hwm, res.cpu.Round(10*time.Millisecond))
 	return res
+}
+
+// scrapeMetric reads the value of the unlabelled metric name from the
+// Prometheus endpoint at addr.
+func scrapeMetric(b *testing.B, addr, name string) float64 {
+	b.Helper()
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("GET %s/metrics: %s", addr, resp.Status)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(resp.Body)
+	if err != nil {
+		b.Fatal(err)
+	}
+	f, ok := families[name]
+	if !ok || len(f.GetMetric()) != 1 {
+		b.Fatalf("%s/metrics: no single %s", addr, name)
+	}
+	m := f.GetMetric()[0]
+	switch {
+	case m.GetCounter() != nil:
+		return m.GetCounter().GetValue()
+	case m.GetGauge() != nil:
+		return m.GetGauge().GetValue()
+	}
+	b.Fatalf("%s/metrics: %s is neither a counter nor a gauge", addr, name)
+	return 0
 }
 
 // scaleProfilesEnv names a directory: when set, runScale serves pprof from
