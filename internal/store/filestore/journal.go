@@ -435,9 +435,12 @@ func (j *journal) repairTail() error {
 }
 
 // lastNewline returns the offset just past the last '\n' before size, or 0.
+// It reads back a few KiB at a time, into a buffer on its stack: an entry
+// is a few KiB, and a larger buffer would grow the stack of every writer
+// that leads a group commit (see recentDirs) for as long as it lives.
 func lastNewline(f *os.File, size int64) (int64, error) {
-	const chunk = 64 << 10
-	buf := make([]byte, chunk)
+	const chunk = 4 << 10
+	var buf [chunk]byte
 	for end := size; end > 0; {
 		start := max(end-chunk, 0)
 		n, err := f.ReadAt(buf[:end-start], start)

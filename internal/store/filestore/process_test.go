@@ -50,6 +50,8 @@ func TestMain(m *testing.M) {
 		os.Exit(runIncrementer())
 	case "writer":
 		os.Exit(runWriter())
+	case stackHelper:
+		os.Exit(runWithinStack())
 	default:
 		fmt.Fprintln(os.Stderr, "unknown helper", os.Getenv(helperEnv))
 		os.Exit(3)
