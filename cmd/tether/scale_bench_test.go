@@ -677,9 +677,10 @@ func runScale(b *testing.B, c client.WithWatch, ns, home string, hooks int, args
 		args = append(args, "--pprof-bind-address", pprofAddr)
 	}
 	// Its own /metrics, overriding args', tells what the edits allocate
-	// and how many threads it holds settled; no console beside it.
+	// and how many threads it holds settled: plain HTTP on the cluster
+	// too, and no console beside it.
 	metricsAddr := freeLocalAddr(b)
-	args = append(args, "--metrics-bind-address", metricsAddr, "--console-bind-address", "0")
+	args = append(args, "--metrics-bind-address", metricsAddr, "--metrics-secure=false", "--console-bind-address", "0")
 	cmd := exec.Command(tetherBin, args...)
 	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
 	stderr, err := cmd.StderrPipe()
