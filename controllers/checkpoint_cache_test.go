@@ -87,7 +87,7 @@ func TestCachedCheckpointsServeTheirReaders(t *testing.T) {
 	if err := env.c.Get(ctx, key, hook); err != nil {
 		t.Fatal(err)
 	}
-	cps, _, err := recoveryfile.ListCheckpoints(ctx, env.c, hook)
+	cps, err := recoveryfile.ListCheckpoints(ctx, env.c, hook)
 	if err != nil {
 		t.Fatal(err)
 	}

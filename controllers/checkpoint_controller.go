@@ -136,7 +136,9 @@ func (r *CheckpointReconciler) prune(ctx context.Context, cp *v1.Checkpoint) (bo
 		return false, client.IgnoreNotFound(err)
 	}
 	limit := int(r.Config.Effective(&hook.Spec).MaxCheckpoints)
-	own, err := recoveryfile.HookCheckpoints(ctx, r.Client, hook)
+	// Read only, the cache's own objects: every Checkpoint's reconcile
+	// lists its Hook's; what is deleted is copied first.
+	own, err := recoveryfile.HookCheckpoints(ctx, r.Client, hook, client.UnsafeDisableDeepCopy)
 	if err != nil {
 		return false, err
 	}
@@ -158,6 +160,7 @@ func (r *CheckpointReconciler) prune(ctx context.Context, cp *v1.Checkpoint) (bo
 	})
 	self := false
 	for _, old := range live[limit:] {
+		old = old.DeepCopy()
 		if err := r.Client.Delete(ctx, old, client.Preconditions{UID: &old.UID}); err != nil && !apierrors.IsNotFound(err) {
 			return false, fmt.Errorf("pruning checkpoint %s: %w", old.Name, err)
 		}

@@ -181,7 +181,7 @@ func (r *HookReconciler) writeRecoveryFile(ctx context.Context, s *hookScope) er
 	}
 	hook := s.hook
 	// The last checkpoint and the timeline come from the Hook's Checkpoints.
-	cps, _, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook)
+	cps, err := recoveryfile.ListCheckpoints(ctx, r.Client, hook)
 	if err != nil {
 		return fmt.Errorf("listing the checkpoints of hook %s/%s: %w", hook.Namespace, hook.Name, err)
 	}

@@ -307,7 +307,7 @@ func (h *handler) heartbeat(ctx context.Context) error {
 	if err != nil || !deliver {
 		return err
 	}
-	summaries, _, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
+	summaries, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
 	if err != nil {
 		h.note(fmt.Sprintf("tether: listing the checkpoints of hook %q: %v", hook.Name, err))
 	}
@@ -507,7 +507,7 @@ func (h *handler) sessionStart(ctx context.Context) error {
 		fmt.Fprintf(&b, "tether: hook %s is PAUSED%s. Do not work on it until a person unpauses it.\n\n", hook.Name, pauseReason(hook))
 	}
 	opts := recoveryfile.Options{Evidence: h.opts.Evidence}
-	summaries, _, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
+	summaries, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
 	if err != nil {
 		h.note(fmt.Sprintf("tether: listing the checkpoints of hook %q: %v", hook.Name, err))
 	}
@@ -656,7 +656,7 @@ func (h *handler) lostWork(ctx context.Context) *recoveryfile.LostWork {
 	if err := h.opts.Client.Get(ctx, h.key, hook); err != nil || hook.Status.State.IsTerminal() || hook.Spec.Workspace == "" {
 		return nil
 	}
-	summaries, _, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
+	summaries, err := recoveryfile.ListCheckpoints(ctx, h.opts.Client, hook)
 	if err != nil {
 		return nil
 	}

@@ -105,35 +105,40 @@ func IndexCheckpointHookName(o client.Object) []string {
 
 // ListCheckpoints lists hook's Checkpoints through c and summarizes them,
 // newest first. It is what `tether recover` and the Hook reconciler pass
-// as Options.Checkpoints.
-func ListCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook) ([]CheckpointSummary, []v1.Checkpoint, error) {
-	own, err := HookCheckpoints(ctx, c, hook)
+// as Options.Checkpoints. From a cache it reads the cache's own objects:
+// a summary copies what it keeps.
+func ListCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook) ([]CheckpointSummary, error) {
+	own, err := HookCheckpoints(ctx, c, hook, client.UnsafeDisableDeepCopy)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return Summarize(hook, own), own, nil
+	return Summarize(hook, own), nil
 }
 
 // HookCheckpoints lists hook's Checkpoints, in any order, deletions under
 // way included. It asks c through the CheckpointHookNameField index first,
 // which a cache indexed so answers with the Hook's Checkpoints alone, and
 // lists the namespace when c has no such index (a client of the store or
-// the API server, which refuse the field).
-func HookCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook) ([]v1.Checkpoint, error) {
+// the API server, which refuse the field). opts go to both lists: with
+// client.UnsafeDisableDeepCopy, a cache answers with its own objects,
+// which the caller must then only read.
+func HookCheckpoints(ctx context.Context, c client.Reader, hook *v1.Hook, opts ...client.ListOption) ([]v1.Checkpoint, error) {
 	list := &v1.CheckpointList{}
-	err := c.List(ctx, list, client.InNamespace(hook.Namespace), client.MatchingFields{CheckpointHookNameField: hook.Name})
-	if err != nil {
+	indexed := append([]client.ListOption{client.InNamespace(hook.Namespace), client.MatchingFields{CheckpointHookNameField: hook.Name}}, opts...)
+	if err := c.List(ctx, list, indexed...); err != nil {
 		list = &v1.CheckpointList{}
-		if ferr := c.List(ctx, list, client.InNamespace(hook.Namespace)); ferr != nil {
+		if ferr := c.List(ctx, list, append([]client.ListOption{client.InNamespace(hook.Namespace)}, opts...)...); ferr != nil {
 			return nil, errors.Join(err, ferr)
 		}
 	}
-	var own []v1.Checkpoint
-	for _, cp := range list.Items {
-		if cp.Spec.HookName == hook.Name {
-			own = append(own, cp)
+	// Filtered in place: the list is this call's own slice.
+	own := list.Items[:0]
+	for i := range list.Items {
+		if list.Items[i].Spec.HookName == hook.Name {
+			own = append(own, list.Items[i])
 		}
 	}
+	clear(list.Items[len(own):])
 	return own, nil
 }
 

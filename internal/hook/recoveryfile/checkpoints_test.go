@@ -32,19 +32,24 @@ import (
 	"github.com/tether-dev/tether/internal/hook/recoveryfile"
 )
 
-// countingReader counts the Checkpoint lists a reader serves, and whether
-// one listed the namespace without the index.
+// countingReader counts the Checkpoint lists a reader serves, whether
+// one listed the namespace without the index, and how many asked for the
+// cache's own objects instead of copies.
 type countingReader struct {
 	client.Reader
 	refuseField bool
 	lists       int
 	wide        int
+	uncopied    int
 }
 
 func (r *countingReader) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
 	r.lists++
 	o := &client.ListOptions{}
 	o.ApplyOptions(opts)
+	if o.UnsafeDisableDeepCopy != nil && *o.UnsafeDisableDeepCopy {
+		r.uncopied++
+	}
 	if o.FieldSelector == nil || o.FieldSelector.Empty() {
 		r.wide++
 	} else if r.refuseField {
@@ -104,8 +109,25 @@ func TestHookCheckpointsThroughTheIndex(t *testing.T) {
 			if !slices.Equal(names, want) {
 				t.Errorf("HookCheckpoints = %v, want %v", names, want)
 			}
-			if r.lists != tt.lists || r.wide != tt.wideLists {
-				t.Errorf("%d lists, %d of the whole namespace; want %d and %d", r.lists, r.wide, tt.lists, tt.wideLists)
+			if r.lists != tt.lists || r.wide != tt.wideLists || r.uncopied != 0 {
+				t.Errorf("%d lists, %d of the whole namespace, %d uncopied; want %d, %d and 0", r.lists, r.wide, r.uncopied, tt.lists, tt.wideLists)
+			}
+
+			// A summary reads the cache's own objects, on either path.
+			r.lists, r.wide = 0, 0
+			sums, err := recoveryfile.ListCheckpoints(context.Background(), r, hook)
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = names[:0]
+			for _, s := range sums {
+				names = append(names, s.Name)
+			}
+			if want := []string{"task-cp-3", "task-cp-2", "task-cp-1"}; !slices.Equal(names, want) {
+				t.Errorf("ListCheckpoints = %v, want %v", names, want)
+			}
+			if r.lists != tt.lists || r.wide != tt.wideLists || r.uncopied != tt.lists {
+				t.Errorf("ListCheckpoints: %d lists, %d of the whole namespace, %d uncopied; want %d, %d and %d", r.lists, r.wide, r.uncopied, tt.lists, tt.wideLists, tt.lists)
 			}
 		})
 	}

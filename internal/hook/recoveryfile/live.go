@@ -41,7 +41,7 @@ func RenderLive(ctx context.Context, c client.Reader, key client.ObjectKey, evid
 	if err := c.Get(ctx, key, hook); err != nil {
 		return nil, err
 	}
-	summaries, _, err := ListCheckpoints(ctx, c, hook)
+	summaries, err := ListCheckpoints(ctx, c, hook)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func RenderLive(ctx context.Context, c client.Reader, key client.ObjectKey, evid
 // older than latest still holds, so that a diff against latest is not
 // read as "nothing was lost"; nil when none is, or when git cannot tell.
 func LostSince(ctx context.Context, c client.Reader, hook *v1.Hook, latest string) *LostWork {
-	summaries, _, err := ListCheckpoints(ctx, c, hook)
+	summaries, err := ListCheckpoints(ctx, c, hook)
 	if err != nil {
 		return nil
 	}
