@@ -99,6 +99,10 @@ type version struct {
 	rootRules bool
 	// celCompiled is set once cel has compiled the rules.
 	celCompiled atomic.Bool
+	// embedsResources is set when some node of the schema is an
+	// x-kubernetes-embedded-resource: only then does coercion below the
+	// root change anything.
+	embedsResources bool
 }
 
 // New registers every served version of crds. Each version's structural
@@ -168,6 +172,7 @@ func newVersion(gvk schema.GroupVersionKind, namespaced bool, cv *apiextensionsv
 		return cel.NewValidator(s, true, celconfig.PerCallLimit)
 	})
 	ver.rootRules = len(s.XValidations) > 0
+	ver.embedsResources = embedsResources(s)
 	for name, p := range s.Properties {
 		if hasRules(&p) {
 			ver.ruleRoots = append(ver.ruleRoots, name)
@@ -249,11 +254,19 @@ func (v *Validator) Prune(gvk schema.GroupVersionKind, obj map[string]interface{
 	unknown = append(unknown, structuralpruning.PruneWithOptions(obj, ver.structural, true, structuralschema.UnknownFieldPathOptions{
 		TrackUnknownFieldPaths: true,
 	})...)
-	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, ver.structural)
-	if ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, obj, ver.structural, false, schemaobjectmeta.CoerceOptions{
-		ReturnUnknownFieldPaths: true,
-	}); ferr == nil {
-		unknown = append(unknown, paths...)
+	// Both passes walk the whole object and allocate at every field (a
+	// copy of its schema node, a path), for a status write more than the
+	// pruning itself; each is skipped where it could change nothing: with
+	// no null in the object, and with no embedded resource in the schema.
+	if hasNull(obj) {
+		structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, ver.structural)
+	}
+	if ver.embedsResources {
+		if ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, obj, ver.structural, false, schemaobjectmeta.CoerceOptions{
+			ReturnUnknownFieldPaths: true,
+		}); ferr == nil {
+			unknown = append(unknown, paths...)
+		}
 	}
 	if foundMeta {
 		// ObjectMeta always converts; on the impossible error the original stays.
@@ -592,6 +605,47 @@ func (ver *version) rulesUnchanged(obj, old map[string]interface{}) bool {
 }
 
 // hasRules reports whether s or a schema below it holds CEL rules.
+// embedsResources tells whether s or a node below it is an
+// x-kubernetes-embedded-resource.
+func embedsResources(s *structuralschema.Structural) bool {
+	if s == nil {
+		return false
+	}
+	if s.XEmbeddedResource {
+		return true
+	}
+	for _, p := range s.Properties {
+		if embedsResources(&p) {
+			return true
+		}
+	}
+	if embedsResources(s.Items) {
+		return true
+	}
+	return s.AdditionalProperties != nil && embedsResources(s.AdditionalProperties.Structural)
+}
+
+// hasNull tells whether a JSON value holds a null at any depth.
+func hasNull(x interface{}) bool {
+	switch x := x.(type) {
+	case nil:
+		return true
+	case map[string]interface{}:
+		for _, v := range x {
+			if hasNull(v) {
+				return true
+			}
+		}
+	case []interface{}:
+		for _, v := range x {
+			if hasNull(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func hasRules(s *structuralschema.Structural) bool {
 	if s == nil {
 		return false

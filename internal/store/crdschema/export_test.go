@@ -16,7 +16,13 @@ limitations under the License.
 
 package crdschema
 
-import "k8s.io/apimachinery/pkg/runtime/schema"
+import (
+	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
+	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
+	schemaobjectmeta "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/objectmeta"
+	structuralpruning "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/pruning"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
 
 // CELCompiled reports whether gvk's CEL rules have been compiled.
 func CELCompiled(v *Validator, gvk schema.GroupVersionKind) bool {
@@ -29,4 +35,26 @@ func CELCompiled(v *Validator, gvk schema.GroupVersionKind) bool {
 func ValidatesStatusByProperty(v *Validator, gvk schema.GroupVersionKind) bool {
 	ver, _ := v.versions[gvk]()
 	return ver.statusProperties != nil
+}
+
+// PruneWhole is Prune with every pass run on the whole object, none
+// skipped: the reference that Prune's shortcuts must match.
+func PruneWhole(v *Validator, gvk schema.GroupVersionKind, obj map[string]interface{}) []string {
+	ver, ok, err := v.compiled(gvk)
+	if !ok || err != nil {
+		return nil
+	}
+	objectMeta, foundMeta, unknown, err := schemaobjectmeta.GetObjectMetaWithOptions(obj, schemaobjectmeta.ObjectMetaOptions{ReturnUnknownFieldPaths: true})
+	if err != nil {
+		foundMeta, unknown = false, nil
+	}
+	unknown = append(unknown, structuralpruning.PruneWithOptions(obj, ver.structural, true, structuralschema.UnknownFieldPathOptions{TrackUnknownFieldPaths: true})...)
+	structuraldefaulting.PruneNonNullableNullsWithoutDefaults(obj, ver.structural)
+	if ferr, paths := schemaobjectmeta.CoerceWithOptions(nil, obj, ver.structural, false, schemaobjectmeta.CoerceOptions{ReturnUnknownFieldPaths: true}); ferr == nil {
+		unknown = append(unknown, paths...)
+	}
+	if foundMeta {
+		_ = schemaobjectmeta.SetObjectMeta(obj, objectMeta)
+	}
+	return unknown
 }
