@@ -604,25 +604,10 @@ func (ver *version) rulesUnchanged(obj, old map[string]interface{}) bool {
 	return true
 }
 
-// hasRules reports whether s or a schema below it holds CEL rules.
 // embedsResources tells whether s or a node below it is an
 // x-kubernetes-embedded-resource.
 func embedsResources(s *structuralschema.Structural) bool {
-	if s == nil {
-		return false
-	}
-	if s.XEmbeddedResource {
-		return true
-	}
-	for _, p := range s.Properties {
-		if embedsResources(&p) {
-			return true
-		}
-	}
-	if embedsResources(s.Items) {
-		return true
-	}
-	return s.AdditionalProperties != nil && embedsResources(s.AdditionalProperties.Structural)
+	return anyNode(s, func(n *structuralschema.Structural) bool { return n.XEmbeddedResource })
 }
 
 // hasNull tells whether a JSON value holds a null at any depth.
@@ -646,22 +631,29 @@ func hasNull(x interface{}) bool {
 	return false
 }
 
+// hasRules reports whether s or a schema below it holds CEL rules.
 func hasRules(s *structuralschema.Structural) bool {
+	return anyNode(s, func(n *structuralschema.Structural) bool { return len(n.XValidations) > 0 })
+}
+
+// anyNode tells whether has holds for s or a node below it: a property,
+// the items, or additionalProperties, at any depth.
+func anyNode(s *structuralschema.Structural, has func(*structuralschema.Structural) bool) bool {
 	if s == nil {
 		return false
 	}
-	if len(s.XValidations) > 0 {
+	if has(s) {
 		return true
 	}
 	for _, p := range s.Properties {
-		if hasRules(&p) {
+		if anyNode(&p, has) {
 			return true
 		}
 	}
-	if hasRules(s.Items) {
+	if anyNode(s.Items, has) {
 		return true
 	}
-	return s.AdditionalProperties != nil && hasRules(s.AdditionalProperties.Structural)
+	return s.AdditionalProperties != nil && anyNode(s.AdditionalProperties.Structural, has)
 }
 
 // blockingErr is the strategy's hasBlockingErr: OpenAPI type, maxLength,
