@@ -1092,10 +1092,12 @@ func sendOnce(c chan time.Time, at time.Time) {
 	}
 }
 
-// settledPause is how long after a process settled its memory is read: the
-// runtime returns the freed pages in the call that settles, and the
-// process then idles.
-const settledPause = 2 * time.Second
+// settledPause is how long after a process settled, or after the edits,
+// its memory is read: the runtime returns the freed pages in the call
+// that settles, and the process then idles. After the edits that is long
+// enough for settlegc's two idle looks a second apart and the collection
+// that follows them.
+const settledPause = 5 * time.Second
 
 // awaitSettled waits for sig's settled time, up to within, and returns how
 // long after start it came.

@@ -23,6 +23,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -46,50 +47,11 @@ func TestRunSettlesTheCollectorAfterItsStartWave(t *testing.T) {
 	// Enough Hooks that the wave outlasts the two idle looks (2 s) a
 	// Settler blind to the queues would settle after.
 	const hooks = 3000
-	home := scaleHome(t)
-	dir := filepath.Join(t.TempDir(), "store")
-	fill := testsupport.Store(t, dir, testsupport.WithoutFsync)
-	(&scaleFleet{hooks: hooks}).populate(t, fill.Client(), "default", scaleProto(t), 8)
-	_ = fill.Close()
-
-	cmd := exec.Command(tetherBin, "run", "--store", dir, "--metrics-bind-address", "0")
-	cmd.Env = append(withoutEnv(os.Environ(), "GOGC"), config.HomeEnv+"="+home)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	settled, filled := make(chan map[string]any, 1), make(chan map[string]any, 1)
-	log := &syncBuffer{}
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			_, _ = log.Write(append(sc.Bytes(), '\n'))
-			var line map[string]any
-			if json.Unmarshal(sc.Bytes(), &line) != nil {
-				continue
-			}
-			switch line["msg"] {
-			case settlegc.SettledMessage:
-				settled <- line
-			case settlegc.FilledMessage:
-				filled <- line
-			}
-		}
-	}()
-	var line map[string]any
-	select {
-	case line = <-settled:
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("tether run never settled its collector:\n%s", log.String())
-	}
+	run := startSettling(t, hooks)
+	line := run.await(t, run.settled, "settled its collector")
 
 	list := &v1.HookList{}
-	if err := testsupport.Store(t, dir).Client().List(context.Background(), list, client.InNamespace("default")); err != nil {
+	if err := testsupport.Store(t, run.dir).Client().List(context.Background(), list, client.InNamespace("default")); err != nil {
 		t.Fatal(err)
 	}
 	reconciled := 0
@@ -107,18 +69,143 @@ func TestRunSettlesTheCollectorAfterItsStartWave(t *testing.T) {
 	// The caches filled at FillGCPercent, and the GOGC found (the
 	// default: GOGC is unset) came back at sync, before the settling.
 	select {
-	case f := <-filled:
+	case f := <-run.filled:
 		if f["gcPercent"] != float64(100) || f["fillGCPercent"] != float64(settlegc.FillGCPercent) {
 			t.Errorf("the fill restored gcPercent %v after filling at %v, want 100 after %d", f["gcPercent"], f["fillGCPercent"], settlegc.FillGCPercent)
 		}
 	default:
-		t.Errorf("tether run logged no %q before it settled:\n%s", settlegc.FilledMessage, log.String())
+		t.Errorf("tether run logged no %q before it settled:\n%s", settlegc.FilledMessage, run.log.String())
 	}
 	if live, _ := line["liveHeapMiB"].(float64); live <= 0 {
 		t.Errorf("settled reporting a live heap of %v MiB", line["liveHeapMiB"])
 	}
-	_ = cmd.Process.Signal(syscall.SIGTERM)
-	if err := cmd.Wait(); err != nil {
+	run.stop(t)
+}
+
+// TestRunReturnsTheMemoryOfABurst: after its start-up wave, `tether run`
+// returns the free heap of a burst of edits that drove its collector,
+// once every edit has been reconciled, and not before.
+func TestRunReturnsTheMemoryOfABurst(t *testing.T) {
+	const hooks = 1000
+	run := startSettling(t, hooks)
+	run.await(t, run.settled, "settled its collector")
+	select {
+	case line := <-run.returned:
+		t.Logf("returned before the burst (a collection while idle): %v", line)
+	default:
+	}
+
+	// Each edit is a write through the store, a watch event and a reconcile
+	// that writes status: on the local store, many times the heap's headroom.
+	c := testsupport.Store(t, run.dir).Client()
+	ctx := context.Background()
+	generations := map[string]int64{}
+	for i := range hooks {
+		h := &v1.Hook{}
+		if err := c.Get(ctx, client.ObjectKey{Namespace: "default", Name: scaleHookName(i)}, h); err != nil {
+			t.Fatal(err)
+		}
+		h.Spec.Goal = "burst " + strconv.Itoa(i)
+		if err := c.Update(ctx, h); err != nil {
+			t.Fatal(err)
+		}
+		generations[h.Name] = h.Generation
+	}
+
+	line := run.await(t, run.returned, "returned the burst's memory")
+	t.Logf("returned: %v", line)
+	if n, _ := line["collections"].(float64); n < 1 {
+		t.Errorf("returned after %v collections of the burst: %v", line["collections"], line)
+	}
+	if live, _ := line["liveHeapMiB"].(float64); live <= 0 {
+		t.Errorf("returned reporting a live heap of %v MiB", line["liveHeapMiB"])
+	}
+	// Returned once the controllers were idle: every edit had its reconcile.
+	list := &v1.HookList{}
+	if err := c.List(ctx, list, client.InNamespace("default")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range list.Items {
+		h := &list.Items[i]
+		if h.Status.ObservedGeneration < generations[h.Name] {
+			t.Errorf("returned with %s at observedGeneration %d, before its edit's reconcile (generation %d)", h.Name, h.Status.ObservedGeneration, generations[h.Name])
+			break
+		}
+	}
+	run.stop(t)
+}
+
+// settlingRun is a `tether run` whose collector log lines are watched.
+type settlingRun struct {
+	cmd *exec.Cmd
+	// dir is the store it serves.
+	dir                       string
+	log                       *syncBuffer
+	settled, filled, returned chan map[string]any
+}
+
+// startSettling starts `tether run`, with GOGC unset, over a new store of
+// hooks never-reconciled Hooks, and watches its log for settlegc's lines.
+func startSettling(t *testing.T, hooks int) *settlingRun {
+	t.Helper()
+	home := scaleHome(t)
+	dir := filepath.Join(t.TempDir(), "store")
+	fill := testsupport.Store(t, dir, testsupport.WithoutFsync)
+	(&scaleFleet{hooks: hooks}).populate(t, fill.Client(), "default", scaleProto(t), 8)
+	_ = fill.Close()
+
+	cmd := exec.Command(tetherBin, "run", "--store", dir, "--metrics-bind-address", "0")
+	cmd.Env = append(withoutEnv(os.Environ(), "GOGC"), config.HomeEnv+"="+home)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	r := &settlingRun{cmd: cmd, dir: dir, log: &syncBuffer{},
+		settled: make(chan map[string]any, 1), filled: make(chan map[string]any, 1), returned: make(chan map[string]any, 100)}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			_, _ = r.log.Write(append(sc.Bytes(), '\n'))
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) != nil {
+				continue
+			}
+			switch line["msg"] {
+			case settlegc.SettledMessage:
+				r.settled <- line
+			case settlegc.FilledMessage:
+				r.filled <- line
+			case settlegc.ReturnedMessage:
+				r.returned <- line
+			}
+		}
+	}()
+	return r
+}
+
+// await is the next line from c, which the run must log within 3 minutes
+// (what: what it then did).
+func (r *settlingRun) await(t *testing.T, c chan map[string]any, what string) map[string]any {
+	t.Helper()
+	select {
+	case line := <-c:
+		return line
+	case <-time.After(3 * time.Minute):
+		t.Fatalf("tether run never %s:\n%s", what, r.log.String())
+		return nil
+	}
+}
+
+// stop ends the run with SIGTERM, which it must exit cleanly on.
+func (r *settlingRun) stop(t *testing.T) {
+	t.Helper()
+	_ = r.cmd.Process.Signal(syscall.SIGTERM)
+	if err := r.cmd.Wait(); err != nil {
 		t.Errorf("tether run after SIGTERM: %v", err)
 	}
 }

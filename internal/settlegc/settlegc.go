@@ -18,7 +18,9 @@ limitations under the License.
 // the informers' caches fill for the first time (Fill), back to what it
 // was once they have synced, and to SteadyGCPercent once the start-up
 // wave is over, when it also returns the wave's memory to the system
-// (Settler). A GOGC the user set is never changed.
+// (Settler). After that, Settler returns the memory of every later burst
+// of work that drove the collector, once the controllers are idle again.
+// A GOGC the user set is never changed.
 //
 // The first start over thousands of objects reconciles every one of them:
 // the collector lets the heap reach twice what it found live, and the
@@ -26,6 +28,15 @@ limitations under the License.
 // wave, while the live heap is then mostly the informers' caches, which an
 // idle fleet hardly adds to. Once every controller's queue has drained,
 // Settler collects, returns what is free and sets SteadyGCPercent.
+//
+// A later burst (an apply of many specs, a round of edits) does the same
+// on a smaller scale: on the local store the process does the API
+// server's work too (validation, pruning, the journal), about four times
+// the allocation of a write on a cluster, so a burst drives the heap to
+// its goal, and the runtime keeps the heap's high-water mark for minutes
+// after it. Settler collects once more when the controllers are idle
+// after a burst in which the collector ran on its own: at most one
+// collection for each the work itself caused, and none while it goes on.
 package settlegc
 
 import (
@@ -33,6 +44,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -110,6 +122,10 @@ func (g *gcPercent) settle(percent int) {
 // SettledMessage is what Settler logs when it settles the collector.
 const SettledMessage = "start-up wave over: collector settled"
 
+// ReturnedMessage is what Settler logs when it has returned the memory of
+// a burst of work after the start-up wave.
+const ReturnedMessage = "burst over: free heap returned to the system"
+
 // The controller-runtime metrics that tell whether the controllers have
 // work: the ready keys queued (waiting ones are not counted), the
 // reconciles running, and the reconciles ended.
@@ -119,8 +135,14 @@ const (
 	reconcilesMetric    = "controller_runtime_reconcile_total"
 )
 
+// automaticCyclesMetric counts the collections the runtime started on its
+// own, when the heap reached its goal; forced ones (a settling's) are not.
+const automaticCyclesMetric = "/gc/cycles/automatic:gc-cycles"
+
 // Settler is a manager.Runnable that waits for the caches to sync and for
-// every controller to be idle, then settles the collector once.
+// every controller to be idle, then settles the collector once; from then
+// on it returns the memory of each burst of work that drove the collector,
+// once the controllers are idle again.
 type Settler struct {
 	// Synced waits for the Manager's caches (cache.Cache's
 	// WaitForCacheSync); it returns false when ctx ends first.
@@ -129,11 +151,15 @@ type Settler struct {
 	Metrics prometheus.Gatherer
 	// Poll is how often the controllers are looked at; zero means a second.
 	Poll time.Duration
-	// Log reports the settling.
+	// Log reports the settling and each return.
 	Log logr.Logger
 
-	// settle is the collector's change; tests replace it.
-	settle func() settled
+	// settle, release and cycles are the runtime's, and next waits for
+	// Poll's next tick (false when ctx ends first); tests replace them.
+	settle  func() settled
+	release func() settled
+	cycles  func() uint64
+	next    func(ctx context.Context) bool
 }
 
 // NeedLeaderElection is true: the wave is the leader's, when it starts
@@ -141,8 +167,13 @@ type Settler struct {
 func (s *Settler) NeedLeaderElection() bool { return true }
 
 // Start settles the collector once the controllers have been idle for two
-// looks in a row with no reconcile ended between them, and returns; it
-// returns without settling when ctx ends first.
+// looks in a row with no reconcile ended between them. From then on, each
+// time the collector has run on its own since the last settling or
+// return, it collects and returns the free heap at the next such pair of
+// idle looks. It only looks at the controllers while a return is due:
+// gathering every metric allocates, and an idle process must not collect
+// for its own looks. It returns when ctx ends, or when the metrics cannot
+// be read.
 func (s *Settler) Start(ctx context.Context) error {
 	begun := time.Now()
 	if !s.Synced(ctx) {
@@ -152,33 +183,62 @@ func (s *Settler) Start(ctx context.Context) error {
 	if poll == 0 {
 		poll = time.Second
 	}
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	last, quiet := -1.0, false
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-		idle, ended, err := s.look()
-		if err != nil {
-			s.Log.Error(err, "reading the controllers' metrics; the collector is left as it is")
-			return nil
-		}
-		if idle && quiet && ended == last {
-			break
-		}
-		quiet, last = idle, ended
-	}
-	settle := s.settle
+	settle, release, cycles := s.settle, s.release, s.cycles
 	if settle == nil {
-		settle = settleRuntime
+		settle, release, cycles = settleRuntime, releaseRuntime, automaticCycles
+	}
+	next := s.next
+	if next == nil {
+		ticker := time.NewTicker(poll)
+		defer ticker.Stop()
+		next = func(ctx context.Context) bool {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-ticker.C:
+				return true
+			}
+		}
+	}
+	if !s.awaitIdle(ctx, next, func() bool { return true }) {
+		return nil
 	}
 	r := settle()
 	s.Log.Info(SettledMessage, "after", time.Since(begun).Round(time.Millisecond),
 		"liveHeapMiB", r.live>>20, "releasedMiB", r.released>>20, "gcPercent", r.gcPercent, "userGOGC", r.gcPercent == 0)
-	return nil
+	for {
+		since, last := time.Now(), cycles()
+		if !s.awaitIdle(ctx, next, func() bool { return cycles() != last }) {
+			return nil
+		}
+		ran, begun := cycles()-last, time.Now()
+		r := release()
+		s.Log.Info(ReturnedMessage, "after", begun.Sub(since).Round(time.Millisecond), "took", time.Since(begun).Round(time.Millisecond),
+			"collections", ran, "liveHeapMiB", r.live>>20, "releasedMiB", r.released>>20)
+	}
+}
+
+// awaitIdle waits, looking at the controllers at each tick from the first
+// where due is true (it stays true), for a look that finds them idle, with
+// the look before idle too and the same number of reconciles ended at
+// both. It returns false when ctx ends or the metrics cannot be read.
+func (s *Settler) awaitIdle(ctx context.Context, next func(context.Context) bool, due func() bool) bool {
+	last, quiet := -1.0, false
+	for next(ctx) {
+		if !due() {
+			continue
+		}
+		idle, ended, err := s.look()
+		if err != nil {
+			s.Log.Error(err, "reading the controllers' metrics; the collector is left as it is")
+			return false
+		}
+		if idle && quiet && ended == last {
+			return true
+		}
+		quiet, last = idle, ended
+	}
+	return false
 }
 
 // look tells whether no key is queued ready and no reconcile runs, and how
@@ -218,15 +278,32 @@ type settled struct {
 // settleRuntime sets SteadyGCPercent unless the user set GOGC, collects
 // and returns the free pages to the system.
 func settleRuntime() settled {
-	var r settled
+	percent := 0
 	if _, userSet := os.LookupEnv("GOGC"); !userSet {
 		processGC.settle(SteadyGCPercent)
-		r.gcPercent = SteadyGCPercent
+		percent = SteadyGCPercent
 	}
+	r := releaseRuntime()
+	r.gcPercent = percent
+	return r
+}
+
+// releaseRuntime collects and returns the free pages to the system.
+func releaseRuntime() settled {
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	debug.FreeOSMemory()
 	runtime.ReadMemStats(&after)
-	r.live, r.released = after.HeapAlloc, after.HeapReleased-min(before.HeapReleased, after.HeapReleased)
-	return r
+	return settled{live: after.HeapAlloc, released: after.HeapReleased - min(before.HeapReleased, after.HeapReleased)}
+}
+
+// automaticCycles is how many collections the runtime has started on its
+// own.
+func automaticCycles() uint64 {
+	sample := []metrics.Sample{{Name: automaticCyclesMetric}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return sample[0].Value.Uint64()
 }

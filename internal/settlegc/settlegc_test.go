@@ -20,6 +20,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sync"
@@ -31,25 +32,34 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-// look is what the controllers' metrics say at one look.
+// look is what one tick finds: the controllers' metrics, if they are
+// gathered then, and the collections the runtime has started on its own.
 type look struct {
 	depth, active, ended float64
+	cycles               uint64
 	err                  error
 }
 
-// script is a prometheus.Gatherer that answers each Gather with the next
-// look, and with the last one once they are used up.
+// script answers each Gather and each count of collections with the look
+// of the current tick.
 type script struct {
 	mu    sync.Mutex
 	looks []look
-	n     int
+	// tick is the current tick, counted from 1.
+	tick int
+	// gatheredAt are the ticks at which the metrics were gathered.
+	gatheredAt []int
+}
+
+func (s *script) current() look {
+	return s.looks[min(max(s.tick, 1), len(s.looks))-1]
 }
 
 func (s *script) Gather() ([]*dto.MetricFamily, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	l := s.looks[min(s.n, len(s.looks)-1)]
-	s.n++
+	s.gatheredAt = append(s.gatheredAt, s.tick)
+	l := s.current()
 	if l.err != nil {
 		return nil, l.err
 	}
@@ -69,10 +79,56 @@ func (s *script) Gather() ([]*dto.MetricFamily, error) {
 	return reg.Gather()
 }
 
-func (s *script) gathered() int {
+func (s *script) cycles() uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.n
+	return s.current().cycles
+}
+
+func (s *script) now() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.tick
+}
+
+// runResult is what a Settler did over a script: the ticks (counted from
+// 1) at which it settled, returned a burst's memory and gathered the
+// metrics.
+type runResult struct {
+	settledAt, releasedAt, gatheredAt []int
+}
+
+// run starts a Settler over looks, one tick each, then five more ticks of
+// the last look, and tells what it did at which tick.
+func run(t *testing.T, looks []look, unsynced bool) runResult {
+	t.Helper()
+	g := &script{looks: looks}
+	var r runResult
+	s := &Settler{
+		Synced:  func(context.Context) bool { return !unsynced },
+		Metrics: g,
+		Log:     logr.Discard(),
+		settle: func() settled {
+			r.settledAt = append(r.settledAt, g.now())
+			return settled{}
+		},
+		release: func() settled {
+			r.releasedAt = append(r.releasedAt, g.now())
+			return settled{}
+		},
+		cycles: g.cycles,
+		next: func(context.Context) bool {
+			g.mu.Lock()
+			defer g.mu.Unlock()
+			g.tick++
+			return g.tick <= len(looks)+5
+		},
+	}
+	if err := s.Start(context.Background()); err != nil {
+		t.Errorf("Start: %v", err)
+	}
+	r.gatheredAt = g.gatheredAt
+	return r
 }
 
 // TestSettlesOnceIdle: the collector is settled once, at the second look
@@ -100,36 +156,134 @@ func TestSettlesOnceIdle(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			g := &script{looks: tc.looks}
-			var settledAt []int
-			s := &Settler{
-				Synced: func(ctx context.Context) bool {
-					if tc.unsynced {
-						<-ctx.Done()
-						return false
-					}
-					return true
-				},
-				Metrics: g,
-				Poll:    time.Millisecond,
-				Log:     logr.Discard(),
-				settle: func() settled {
-					settledAt = append(settledAt, g.gathered())
-					return settled{}
-				},
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-			defer cancel()
-			if err := s.Start(ctx); err != nil {
-				t.Fatalf("Start: %v", err)
-			}
+			r := run(t, tc.looks, tc.unsynced)
 			switch {
-			case tc.wantAt == 0 && len(settledAt) != 0:
-				t.Errorf("settled at look %v, want never", settledAt)
-			case tc.wantAt != 0 && (len(settledAt) != 1 || settledAt[0] != tc.wantAt):
-				t.Errorf("settled at looks %v, want once at look %d", settledAt, tc.wantAt)
+			case tc.wantAt == 0 && len(r.settledAt) != 0:
+				t.Errorf("settled at look %v, want never", r.settledAt)
+			case tc.wantAt != 0 && (len(r.settledAt) != 1 || r.settledAt[0] != tc.wantAt):
+				t.Errorf("settled at looks %v, want once at look %d", r.settledAt, tc.wantAt)
+			}
+			if len(r.releasedAt) != 0 {
+				t.Errorf("returned a burst's memory at looks %v with the collector never run", r.releasedAt)
 			}
 		})
+	}
+}
+
+// TestReturnsEachBurstThatDroveTheCollector: after the settling, the free
+// heap is returned once for each burst in which the collector ran on its
+// own, at the second idle look in a row after it with no reconcile ended
+// between them; never while the controllers are busy, never for a burst
+// that left the collector idle, and never before the settling. The
+// controllers' metrics are gathered only while a return is due.
+func TestReturnsEachBurstThatDroveTheCollector(t *testing.T) {
+	idle := look{}
+	cases := []struct {
+		name  string
+		looks []look
+		// wantSettled is the tick that settles.
+		wantSettled int
+		// wantReleased are the ticks that return a burst's memory.
+		wantReleased []int
+		// wantGathered are the ticks that gather the metrics.
+		wantGathered []int
+	}{
+		{name: "no collection after settling", looks: []look{idle, idle, idle, idle}, wantSettled: 2, wantGathered: []int{1, 2}},
+		{
+			name:         "a burst that left the collector idle",
+			looks:        []look{idle, idle, {depth: 5}, {active: 1, ended: 4}, {ended: 9}, {ended: 9}},
+			wantSettled:  2,
+			wantGathered: []int{1, 2},
+		},
+		{
+			name:         "a burst that drove the collector",
+			looks:        []look{idle, idle, {depth: 5}, {active: 1, ended: 4, cycles: 1}, {ended: 9, cycles: 2}, {ended: 9, cycles: 2}},
+			wantSettled:  2,
+			wantReleased: []int{6},
+			wantGathered: []int{1, 2, 4, 5, 6},
+		},
+		{
+			name:         "collections during the start-up wave are the settling's",
+			looks:        []look{{depth: 9, cycles: 3}, {ended: 9, cycles: 5}, {ended: 9, cycles: 5}, {ended: 9, cycles: 5}},
+			wantSettled:  3,
+			wantGathered: []int{1, 2, 3},
+		},
+		{
+			name: "a reconcile ends between two idle looks",
+			looks: []look{idle, idle, {depth: 1, cycles: 1}, {ended: 1, cycles: 1}, {ended: 2, cycles: 1},
+				{ended: 3, cycles: 1}, {ended: 3, cycles: 1}},
+			wantSettled:  2,
+			wantReleased: []int{7},
+			wantGathered: []int{1, 2, 3, 4, 5, 6, 7},
+		},
+		{
+			name:         "the collector runs while the controllers are idle",
+			looks:        []look{idle, idle, idle, {cycles: 1}, {cycles: 1}},
+			wantSettled:  2,
+			wantReleased: []int{5},
+			wantGathered: []int{1, 2, 4, 5},
+		},
+		{
+			name: "two bursts",
+			looks: []look{idle, idle, {depth: 2, cycles: 1}, {ended: 2, cycles: 1}, {ended: 2, cycles: 1},
+				{ended: 2, cycles: 1}, {depth: 4, ended: 2, cycles: 1}, {ended: 6, cycles: 3}, {ended: 6, cycles: 3}},
+			wantSettled:  2,
+			wantReleased: []int{5, 9},
+			wantGathered: []int{1, 2, 3, 4, 5, 8, 9},
+		},
+		{
+			name:         "metrics unreadable after the settling",
+			looks:        []look{idle, idle, {depth: 1, cycles: 1}, {err: errors.New("gathering failed"), cycles: 1}, {cycles: 2}, {cycles: 2}},
+			wantSettled:  2,
+			wantGathered: []int{1, 2, 3, 4},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, tc.looks, false)
+			if len(r.settledAt) != 1 || r.settledAt[0] != tc.wantSettled {
+				t.Errorf("settled at ticks %v, want once at tick %d", r.settledAt, tc.wantSettled)
+			}
+			if !slices.Equal(r.releasedAt, tc.wantReleased) {
+				t.Errorf("returned a burst's memory at ticks %v, want %v", r.releasedAt, tc.wantReleased)
+			}
+			if !slices.Equal(r.gatheredAt, tc.wantGathered) {
+				t.Errorf("gathered the metrics at ticks %v, want %v", r.gatheredAt, tc.wantGathered)
+			}
+		})
+	}
+}
+
+// drop allocates n MiB and lets it go.
+//
+//go:noinline
+func drop(n int) {
+	garbage := make([][]byte, 0, n)
+	for range n {
+		garbage = append(garbage, make([]byte, 1<<20))
+	}
+	runtime.KeepAlive(garbage)
+}
+
+// TestReleaseRuntime: a return collects and gives the free pages back to
+// the system, and leaves GOGC as it is.
+func TestReleaseRuntime(t *testing.T) {
+	prev := debug.SetGCPercent(300)
+	defer debug.SetGCPercent(prev)
+	before := automaticCycles()
+	drop(64)
+	r := releaseRuntime()
+	if got := debug.SetGCPercent(300); got != 300 {
+		t.Errorf("GOGC after a return = %d, want 300", got)
+	}
+	if r.live == 0 {
+		t.Error("reported no live heap")
+	}
+	if r.released < 32<<20 {
+		t.Errorf("returned %d MiB after dropping 64 MiB", r.released>>20)
+	}
+	if after := automaticCycles(); after < before {
+		t.Errorf("the automatic collections went from %d to %d", before, after)
 	}
 }
 
